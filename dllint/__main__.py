@@ -1,0 +1,3 @@
+from dllint.cli import main
+
+main()

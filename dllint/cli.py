@@ -1,0 +1,72 @@
+"""Command line: argument handling only; the work is done in engine, fix and report."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dllint import __version__
+
+# Subcommands live in their own modules; each exposes a click command and imports nothing heavy
+# (torch is imported inside the command, never at module import).
+SUBCOMMAND_MODULES = {
+    "check": "dllint.commands.check:check",
+    "rule": "dllint.commands.rule:rule",
+    "clean": "dllint.commands.clean:clean",
+    "doctor": "dllint.doctor:doctor",
+    "explain": "dllint.explain:explain",
+    "probe": "dllint.probe:probe",
+    "server": "dllint.server:server",
+}
+
+
+def _load(spec: str) -> click.Command | None:
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:  # the module is not written yet / not installed
+            return None
+        raise
+    return getattr(module, attr)
+
+
+class DefaultGroup(click.Group):
+    """``dllint PATHS`` means ``dllint check PATHS``, as plain ``ruff PATHS`` once did."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in SUBCOMMAND_MODULES if self.get_command(ctx, name) is not None]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = SUBCOMMAND_MODULES.get(cmd_name)
+        return _load(spec) if spec else None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in SUBCOMMAND_MODULES:
+            if not (args and args[0] in ("--help", "-h", "--version")):
+                args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="dllint")
+def cli() -> None:
+    """dllint: find the DataLoader pitfalls in PyTorch training code, and fix what is provably safe.
+
+    `dllint [PATHS]` checks files and directories (the `check` command).
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="dllint", standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # an internal failure: a message naming the cause, exit 2
+        click.echo(f"dllint: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(2)

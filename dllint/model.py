@@ -1,0 +1,222 @@
+"""Plain data shared by every stage: positions, values, per-file facts, diagnostics and fixes.
+
+Everything here is picklable and holds no AST or CST node, so facts can be computed in worker
+processes and cached on disk. Rows are 1-based; columns are 1-based and count characters (not
+bytes), as ruff's JSON output does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# --------------------------------------------------------------------------- positions
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+
+    def contains_row(self, row: int) -> bool:
+        return self.row <= row <= self.end_row
+
+
+NO_SPAN = Span(1, 1, 1, 1)
+
+# --------------------------------------------------------------------------- values
+
+
+class _NoConst:
+    """Marker for "this value is not a literal constant" (None is a real constant)."""
+
+    _instance = None
+
+    def __new__(cls):  # a singleton that survives pickling
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __reduce__(self):
+        return (_NoConst, ())
+
+    def __repr__(self) -> str:
+        return "NOCONST"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NOCONST = _NoConst()
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A small summary of an expression, enough to join facts across files.
+
+    kind:
+      const     a literal (int/float/str/bool/None); ``const`` holds it
+      ref       a name or attribute chain that resolves to ``ref`` (a qualified name)
+      call      a call; ``ref`` is the callee's qualified name when it resolves
+      partial   functools.partial(f, ...): ``ref`` is f's qualified name
+      lambda    a lambda; ``refs`` are the qualified names it calls
+      self_method  ``self.m`` (a bound method); ``ref`` is the method name
+      param     a parameter of the enclosing function; ``ref`` is its name
+      union     one of ``options`` (an if-expression, several assignments)
+      unknown   anything else
+    """
+
+    kind: str
+    text: str = ""
+    span: Span = NO_SPAN
+    ref: str | None = None
+    const: Any = NOCONST
+    options: tuple["Value", ...] = ()
+    refs: tuple[str, ...] = ()
+
+    def alternatives(self) -> tuple["Value", ...]:
+        """The possible values, with unions flattened."""
+        if self.kind != "union":
+            return (self,)
+        out: list[Value] = []
+        for opt in self.options:
+            out.extend(opt.alternatives())
+        return tuple(out)
+
+    @property
+    def is_const(self) -> bool:
+        return self.kind == "const"
+
+
+# --------------------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """A call made inside a function, kept for reachability.
+
+    kind: ``self`` (self.m()), ``super`` (super().m()), ``ref`` (a resolved qualified name),
+    ``selfattr`` (self.attr(...), a callable stored on the instance).
+    """
+
+    kind: str
+    target: str
+    row: int
+
+
+@dataclass(slots=True)
+class FunctionFacts:
+    qualname: str
+    name: str
+    cls: str | None  # qualified name of the class when this is a method
+    span: Span  # the def's name
+    params: tuple[str, ...] = ()
+    calls: tuple[CallRef, ...] = ()
+    self_reads: frozenset[str] = frozenset()
+    self_writes: dict[str, tuple[Value, ...]] = field(default_factory=dict)
+    returns: tuple[Value, ...] = ()
+    decorators: tuple[str, ...] = ()
+    nested: bool = False  # defined inside another function
+
+
+@dataclass(slots=True)
+class ClassFacts:
+    qualname: str
+    name: str
+    span: Span  # the class name
+    bases: tuple[Value, ...] = ()
+    methods: dict[str, str] = field(default_factory=dict)  # name -> function qualname
+    class_attrs: dict[str, Value] = field(default_factory=dict)
+    local: bool = False  # defined inside a function
+
+
+@dataclass(slots=True)
+class LoaderCall:
+    """A call that may construct a DataLoader (the index decides from ``callee``)."""
+
+    callee: str  # qualified name of the called class
+    span: Span  # the whole call
+    func_span: Span  # the callee expression: where findings point
+    scope: str  # qualified name of the enclosing function, or the module
+    args: dict[str, Value] = field(default_factory=dict)  # DataLoader parameter name -> value
+    positional: int = 0  # number of positional arguments given
+    unresolved_kwargs: bool = False  # a ``**kw`` we could not see through
+    in_main_guard: bool = False
+    module_level: bool = False
+    target: str | None = None  # the name the loader is assigned to, if any
+
+
+@dataclass(slots=True)
+class StartMethodCall:
+    """``set_start_method(...)`` (multiprocessing or torch.multiprocessing)."""
+
+    method: str | None  # the literal method, or None when not a literal
+    span: Span
+    scope: str
+    in_main_guard: bool
+    module_level: bool
+    force: bool
+
+
+@dataclass(slots=True)
+class ParseError:
+    message: str
+    row: int
+    col: int
+
+
+@dataclass(slots=True)
+class FileFacts:
+    path: str
+    module: str
+    root: str  # the directory the module name is relative to
+    is_package: bool = False
+    error: ParseError | None = None
+    imports: dict[str, str] = field(default_factory=dict)  # module-level binding -> qualname
+    star_imports: tuple[str, ...] = ()
+    imported_modules: frozenset[str] = frozenset()
+    constants: dict[str, Value] = field(default_factory=dict)  # module-level NAME = value
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    loaders: tuple[LoaderCall, ...] = ()
+    start_methods: tuple[StartMethodCall, ...] = ()
+    main_guard: Span | None = None
+    noqa: dict[int, frozenset[str] | None] = field(default_factory=dict)  # row -> codes (None: all)
+    file_noqa: bool = False
+    payloads: dict[str, Any] = field(default_factory=dict)  # rule code -> that rule's facts
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    content: str
+    span: Span  # the replaced range; an insertion has span.row == end_row and col == end_col
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    applicability: str  # "safe" | "unsafe" | "display"
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    path: str
+    span: Span
+    fix: Fix | None = None
+    severity: str = "warning"  # "error" | "warning" | "info"
+    noqa_row: int | None = None
+
+    @property
+    def row(self) -> int:
+        return self.span.row
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.row, self.span.col, self.code, self.message)
