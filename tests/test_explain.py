@@ -1,0 +1,190 @@
+"""dllint explain: realistic error texts must rank the right cause first."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dllint.explain import CAUSES, RULE_NAMES, explain, explain_text
+
+DATA = Path(__file__).parent / "data" / "explain"
+ROOT = Path(__file__).resolve().parents[1]
+
+# Whole tracebacks (as users paste them in issue threads) -> expected top cause and a rule it names.
+TRACEBACKS = [
+    ("cuda_fork.txt", "cuda-in-forked-worker", "DL201"),
+    ("cuda_init_error.txt", "cuda-in-forked-worker", "DL201"),
+    ("shm_bus.txt", "shm-too-small", "DL309"),
+    ("bus_plain.txt", "shm-too-small", "DL309"),
+    ("exited.txt", "shm-too-small", "DL309"),
+    ("oom_killed.txt", "oom-killed", "DL101"),
+    ("segfault.txt", "native-crash", "DL104"),
+    ("too_many_files.txt", "too-many-open-files", "DL305"),
+    ("ancdata.txt", "too-many-open-files", "DL305"),
+    ("pickle_lambda.txt", "unpicklable-worker-state", "DL103"),
+    ("pickle_py314.txt", "unpicklable-worker-state", "DL103"),
+    ("bootstrap.txt", "missing-main-guard", "DL303"),
+    ("prefetch.txt", "worker-only-args", "DL304"),
+    ("persistent.txt", "worker-only-args", "DL304"),
+    ("timeout.txt", "loader-timeout", "DL204"),
+    ("main_attr.txt", "class-not-importable", "DL103"),
+]
+
+
+@pytest.mark.parametrize("name,cause,rule", TRACEBACKS)
+def test_traceback_ranks_right_cause_first(name: str, cause: str, rule: str) -> None:
+    exp = explain_text((DATA / name).read_text())
+    assert exp.top is not None
+    assert exp.top.id == cause, [(c.id, c.score) for c in exp.causes]
+    assert rule in [r["code"] for r in exp.top.rules]
+    # The top cause clearly beats the runner-up unless the text itself is generic.
+    if len(exp.causes) > 1 and name != "exited.txt":
+        assert exp.top.score >= 2 * exp.causes[1].score
+
+
+# Every message of PITFALLS.md section 3, as one line, with pids / numbers / names that vary.
+ONE_LINERS = [
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+     "you must use the 'spawn' start method", "cuda-in-forked-worker"),
+    ("RuntimeError: CUDA error: initialization error", "cuda-in-forked-worker"),
+    ("RuntimeError: cuda runtime error (3) : initialization error at /pytorch/aten/src/THC/THCGeneral.cpp:50",
+     "cuda-in-forked-worker"),
+    ("RuntimeError: cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned",
+     "cuda-tensors-from-workers"),
+    ("_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f3a2c1d5e50>: attribute lookup <lambda> "
+     "on __main__ failed", "unpicklable-worker-state"),
+    ("TypeError: cannot pickle 'generator' object", "unpicklable-worker-state"),
+    ("TypeError: cannot pickle '_thread.RLock' object", "unpicklable-worker-state"),
+    ("TypeError: h5py objects cannot be pickled", "unpicklable-worker-state"),
+    ("TypeError: cannot pickle 'Environment' object", "unpicklable-worker-state"),
+    ("UserWarning: Got pickle error when attempting to start a worker Process. This might be because the "
+     "worker Process arguments are not picklable.", "unpicklable-worker-state"),
+    ("RuntimeError: DataLoader worker (pid 7) is killed by signal: Killed.", "oom-killed"),
+    ("RuntimeError: DataLoader worker (pid 1234567) is killed by signal: Killed.", "oom-killed"),
+    ("RuntimeError: DataLoader worker (pid 31337) is killed by signal: Bus error. It is possible that "
+     "dataloader's workers are out of shared memory.", "shm-too-small"),
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+     "(shm).", "shm-too-small"),
+    ("RuntimeError: unable to write to file </torch_3412_1827336498_0>: No space left on device (28)",
+     "shm-too-small"),
+    ("RuntimeError: DataLoader worker (pid 99) is killed by signal: Segmentation fault.", "native-crash"),
+    ("RuntimeError: DataLoader worker (pid(s) 12345, 12346) exited unexpectedly", "shm-too-small"),
+    ("RuntimeError: DataLoader worker (pid(s) 8) exited unexpectedly", "shm-too-small"),
+    ("OSError: [Errno 24] Too many open files: '/data/img/000123.jpg'", "too-many-open-files"),
+    ("RuntimeError: received 0 items of ancdata", "too-many-open-files"),
+    ("RuntimeError: An attempt has been made to start a new process before the current process has "
+     "finished its bootstrapping phase.", "missing-main-guard"),
+    ("ValueError: prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+     "to enable multiprocessing, otherwise set prefetch_factor to None.", "worker-only-args"),
+    ("ValueError: persistent_workers option needs num_workers > 0", "worker-only-args"),
+    ("ValueError: multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+     "but got num_workers=0", "worker-only-args"),
+    ("RuntimeError: DataLoader timed out after 1800 seconds", "loader-timeout"),
+    ("RuntimeError: DataLoader timed out after 5.5 seconds", "loader-timeout"),
+    ("AttributeError: Can't get attribute 'CocoDetection' on <module '__main__' (built-in)>",
+     "class-not-importable"),
+    ("[W CudaIPCTypes.cpp] could not unlink the shared memory file /torch_1234_567_0", "shm-leak-file-system"),
+    ("RuntimeError: context has already been set", "start-method-conflict"),
+    ("UserWarning: This DataLoader will create 64 worker processes in total. Our suggested max number of "
+     "worker in current system is 8, which is smaller than what this DataLoader is going to create.",
+     "too-many-workers"),
+]
+
+
+@pytest.mark.parametrize("text,cause", ONE_LINERS)
+def test_one_line_messages(text: str, cause: str) -> None:
+    exp = explain_text(text)
+    assert exp.top is not None and exp.top.id == cause, [(c.id, c.score) for c in exp.causes]
+
+
+def test_generic_exit_lists_all_hidden_causes() -> None:
+    exp = explain_text("RuntimeError: DataLoader worker (pid(s) 12345, 12346) exited unexpectedly")
+    ids = [c.id for c in exp.causes]
+    # shared memory, OOM, native crash and "rerun to see it" are all offered, in that order
+    assert ids[:4] == ["shm-too-small", "oom-killed", "native-crash", "worker-died-unknown"]
+    assert exp.details["worker_pids"] == "12345, 12346"
+
+
+def test_specific_signal_beats_generic_exit_line() -> None:
+    # A log where the generic line is repeated many times must not outrank the one specific line.
+    text = "\n".join(["RuntimeError: DataLoader worker (pid(s) 1, 2) exited unexpectedly"] * 20)
+    text += "\nRuntimeError: DataLoader worker (pid 2) is killed by signal: Segmentation fault."
+    assert explain_text(text).top.id == "native-crash"
+
+
+def test_details_name_the_object_and_start_method() -> None:
+    exp = explain_text((DATA / "pickle_lambda.txt").read_text())
+    assert exp.details["object"] == "MyDataset.__init__.<locals>.<lambda>"
+    assert exp.details["start_method"] == "spawn"
+    exp = explain_text((DATA / "pickle_py314.txt").read_text())
+    assert exp.details["start_method"] == "forkserver"
+    exp = explain_text((DATA / "cuda_fork.txt").read_text())
+    assert exp.details["worker_exception"] == "RuntimeError"
+
+
+def test_worker_exception_in_user_code_is_recognized() -> None:
+    text = (
+        "KeyError: Caught KeyError in DataLoader worker process 1.\nOriginal Traceback (most recent call last):\n"
+        '  File "ds.py", line 9, in __getitem__\n    return self.labels[name]\nKeyError: \'cat_0001\'\n'
+    )
+    exp = explain_text(text)
+    assert exp.top.id == "error-in-dataset-code"
+    assert "KeyError" in exp.top.why
+
+
+def test_every_cause_references_known_rules_and_doctor_checks() -> None:
+    from dllint.doctor import CHECK_NAMES
+
+    for cause in CAUSES:
+        for code in cause.rules:
+            assert code in RULE_NAMES
+        for check in cause.doctor:
+            assert check in CHECK_NAMES, (cause.id, check)
+
+
+def test_unrelated_text_matches_nothing() -> None:
+    exp = explain_text("ZeroDivisionError: division by zero")
+    assert exp.causes == []
+
+
+def test_cli_argument_and_exit_codes() -> None:
+    runner = CliRunner()
+    res = runner.invoke(explain, ["RuntimeError: DataLoader worker (pid 4321) is killed by signal: Killed."])
+    assert res.exit_code == 0
+    first = res.output.splitlines()[0]
+    assert first.startswith("1. Out of host memory")
+    assert "DL101 copy-on-read-container" in res.output
+    assert "dllint probe module:factory" in res.output
+    res = runner.invoke(explain, ["nothing to see here"])
+    assert res.exit_code == 1 and "no known DataLoader failure" in res.output
+    res = runner.invoke(explain, ["   "])
+    assert res.exit_code == 2
+
+
+def test_cli_stdin_json() -> None:
+    runner = CliRunner()
+    res = runner.invoke(explain, ["--json"], input=(DATA / "shm_bus.txt").read_text())
+    assert res.exit_code == 0
+    data = json.loads(res.output)
+    top = data["causes"][0]
+    assert top["id"] == "shm-too-small"
+    assert {"code": "DL309", "name": "shm-too-small"} in top["rules"]
+    assert "shm" in top["doctor_checks"]
+    assert any("--shm-size" in c for c in top["commands"])
+    assert data["details"]["worker_pids"] == "2817"
+
+
+def test_works_without_torch() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from dllint.cli import main\n"
+        "main(['explain', 'RuntimeError: received 0 items of ancdata'])\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "DL305" in res.stdout
