@@ -184,7 +184,7 @@ class FileFacts:
     start_methods: tuple[StartMethodCall, ...] = ()
     main_guard: Span | None = None
     noqa: dict[int, frozenset[str] | None] = field(default_factory=dict)  # row -> codes (None: all)
-    file_noqa: bool = False
+    file_noqa: frozenset[str] | None = frozenset()  # codes off for the whole file (None: all)
     payloads: dict[str, Any] = field(default_factory=dict)  # rule code -> that rule's facts
 
 

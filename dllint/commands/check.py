@@ -1,0 +1,139 @@
+"""``dllint check [PATHS]`` (also plain ``dllint [PATHS]``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from dllint.config import ConfigError, Overrides, Settings, find_config, load_settings, split_csv, TARGET_VERSIONS
+from dllint.discover import discover, find_project_root
+from dllint.engine import Engine
+from dllint.facts.extract import decode_source
+from dllint.fix import fix_loop, unified_diff, write_fixes
+from dllint.report import FORMATS, ReportContext, render
+from dllint.rules import all_rules
+
+
+def fail(message: str) -> None:
+    click.echo(f"dllint: error: {message}", err=True)
+    sys.exit(2)
+
+
+def load_configuration(paths: list[str], config: str | None, overrides: Overrides) -> tuple[Settings, str]:
+    """(settings, project root) for a run over ``paths``."""
+    root = find_project_root(paths or ["."])
+    codes = [r.code for r in all_rules()]
+    if config:
+        if not os.path.isfile(config):
+            raise ConfigError(f"config file not found: {config}")
+        _, nearest = find_config(os.path.dirname(os.path.abspath(config)))
+        settings = load_settings(os.path.abspath(config), codes, nearest)
+    else:
+        start = paths[0] if paths else "."
+        found, nearest = find_config(start)
+        settings = load_settings(found, codes, nearest)
+    return overrides.apply(settings, codes), root
+
+
+def enabled_codes(settings: Settings) -> set[str]:
+    rules = all_rules()
+    return settings.enabled([r.code for r in rules], {r.code for r in rules if r.default})
+
+
+def use_color() -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--fix/--no-fix", default=False, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show as fixable) unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of the fixes; write nothing.")
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (DL1, DL101, ALL); replaces the configured set.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--config", "config_path", type=click.Path(), help="Path to a pyproject.toml to read [tool.dllint] from.")
+@click.option("--target-version", type=click.Choice(TARGET_VERSIONS), help="Lowest Python version the code runs on.")
+@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--stdin-filename", help="The path of the file read from standard input (`-`).")
+@click.option("--exclude", multiple=True, help="Glob patterns to exclude (replaces the defaults).")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to exclude on top of the defaults.")
+@click.option("--jobs", type=int, default=None, help="Processes for per-file analysis (default: all cores).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_zero, config_path, target_version,
+          output_format, stdin_filename, exclude, extend_exclude, jobs, quiet):
+    """Check PATHS (files or directories, default `.`) for DataLoader pitfalls."""
+    paths = list(paths) or ["."]
+    stdin_data = None
+    if "-" in paths:
+        if len(paths) > 1:
+            fail("`-` (standard input) cannot be combined with other paths")
+        stdin_data = sys.stdin.buffer.read()
+        paths = [os.path.abspath(stdin_filename or "stdin.py")]
+    else:
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            fail(f"path does not exist: {missing[0]}")
+    overrides = Overrides(
+        select=split_csv(select) if select else None,
+        extend_select=split_csv(extend_select),
+        ignore=split_csv(ignore),
+        target_version=target_version,
+        exclude=split_csv(exclude) if exclude else None,
+        extend_exclude=split_csv(extend_exclude),
+    )
+    try:
+        settings, root = load_configuration(paths, config_path, overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+    enabled = enabled_codes(settings)
+    engine = Engine(settings, root, jobs=jobs)
+    if stdin_data is not None:
+        targets = paths
+        base_overlay = {paths[0]: stdin_data}
+        explicit = set(paths)
+    else:
+        targets = discover(paths, root, settings.all_excludes, settings.respect_gitignore)
+        base_overlay = {}
+        explicit = {os.path.abspath(p) for p in paths if os.path.isfile(p)}
+
+    def analyse(overlay):
+        return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+
+    ctx = ReportContext(unsafe_fixes=unsafe_fixes, color=use_color(), output_format=output_format, show_summary=not quiet)
+    if fix or diff:
+        result, analysis = fix_loop(analyse, unsafe_fixes)
+        for failure in result.failures:
+            click.echo(f"dllint: warning: {failure}", err=True)
+        if diff:
+            out = []
+            for path in sorted(result.fixed):
+                before = decode_source(result.originals[path])
+                out.append(unified_diff(ctx.display_path(path), before, result.fixed[path]))
+            text = "".join(out)
+            click.echo(text, nl=False)
+            n = len(result.applied)
+            click.echo(f"Would fix {n} error{'s' if n != 1 else ''}." if n else "No errors would be fixed.", err=True)
+            sys.exit(1 if text else 0)
+        if stdin_data is not None:
+            fixed = result.fixed.get(paths[0])
+            sys.stdout.write(fixed if fixed is not None else stdin_data.decode("utf-8", errors="replace"))
+            ctx.fix_applied = len(result.applied)
+            report = render("text" if output_format in ("text", "concise") else output_format, analysis.diagnostics, ctx)
+            click.echo(report, nl=False, err=True)
+            sys.exit(0 if exit_zero or not analysis.diagnostics else 1)
+        write_fixes(result)
+        ctx.fix_applied = len(result.applied)
+    else:
+        analysis = analyse({})
+    click.echo(render(output_format, analysis.diagnostics, ctx), nl=False)
+    if exit_zero:
+        sys.exit(0)
+    sys.exit(1 if analysis.diagnostics else 0)

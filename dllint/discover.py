@@ -1,0 +1,293 @@
+"""Paths -> source files: the project root, recursive discovery with .gitignore and excludes,
+and each file's module name (found by walking up while ``__init__.py`` exists)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+DEFAULT_EXCLUDES = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".dllint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "__pycache__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+SOURCE_SUFFIXES = (".py", ".pyi")
+
+
+def find_project_root(paths: list[str]) -> str:
+    """The nearest directory above the paths that holds pyproject.toml or .git."""
+    starts = [os.path.abspath(p) for p in paths] or [os.getcwd()]
+    base = os.path.commonpath(starts) if len(starts) > 1 else starts[0]
+    if not os.path.isdir(base):
+        base = os.path.dirname(base)
+    cur = base
+    while True:
+        if os.path.exists(os.path.join(cur, "pyproject.toml")) or os.path.exists(os.path.join(cur, ".git")):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return base
+        cur = parent
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleName:
+    module: str
+    root: str
+    is_package: bool
+
+
+@lru_cache(maxsize=None)
+def _is_package_dir(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py")) or os.path.isfile(
+        os.path.join(directory, "__init__.pyi")
+    )
+
+
+def module_name(path: str) -> ModuleName:
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = filename.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while _is_package_dir(directory):
+        parent, name = os.path.split(directory)
+        if not name.isidentifier() or parent == directory:
+            break
+        parts.insert(0, name)
+        directory = parent
+    return ModuleName(".".join(parts) or stem, directory, is_package)
+
+
+# ---------------------------------------------------------------------------- gitignore
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern[i : i + 3] == "**/":
+                out.append("(?:.*/)?")
+                i += 3
+                continue
+            if pattern[i : i + 2] == "**":
+                out.append(".*")
+                i += 2
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreRule:
+    regex: re.Pattern
+    negate: bool
+    dir_only: bool
+
+
+def parse_gitignore(text: str) -> list[IgnoreRule]:
+    rules = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line or line.startswith("#"):
+            continue
+        negate = line.startswith("!")
+        if negate:
+            line = line[1:]
+        if line.startswith("\\"):
+            line = line[1:]
+        dir_only = line.endswith("/")
+        line = line.rstrip("/")
+        if not line:
+            continue
+        anchored = "/" in line
+        line = line.lstrip("/")
+        body = _glob_to_regex(line)
+        regex = f"^{body}(?:/.*)?$" if anchored else f"^(?:.*/)?{body}(?:/.*)?$"
+        rules.append(IgnoreRule(re.compile(regex), negate, dir_only))
+    return rules
+
+
+class IgnoreStack:
+    """The .gitignore files in force in a directory: each applies to paths below its own dir."""
+
+    def __init__(self, entries: tuple[tuple[str, list[IgnoreRule]], ...] = ()):
+        self.entries = entries
+
+    def push(self, directory: str) -> "IgnoreStack":
+        path = os.path.join(directory, ".gitignore")
+        extra: list[tuple[str, list[IgnoreRule]]] = []
+        if os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    extra.append((directory, parse_gitignore(fh.read())))
+            except OSError:
+                pass
+        if os.path.isdir(os.path.join(directory, ".git")):
+            exclude = os.path.join(directory, ".git", "info", "exclude")
+            if os.path.isfile(exclude):
+                try:
+                    with open(exclude, encoding="utf-8", errors="replace") as fh:
+                        extra.append((directory, parse_gitignore(fh.read())))
+                except OSError:
+                    pass
+        return IgnoreStack(self.entries + tuple(extra)) if extra else self
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        result = False
+        for base, rules in self.entries:
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if rel.startswith(".."):
+                continue
+            for rule in rules:
+                if rule.dir_only and not is_dir:
+                    # "dir/" also matches files inside dir (handled by pruning the directory)
+                    continue
+                if rule.regex.match(rel):
+                    result = not rule.negate
+        return result
+
+
+# ---------------------------------------------------------------------------- excludes
+
+
+class Excluder:
+    """ruff-style exclude globs: matched against the basename and the path below the root."""
+
+    def __init__(self, root: str, patterns: list[str]):
+        self.root = root
+        self.patterns = [p.rstrip("/") for p in patterns]
+        self._regexes = [re.compile(fnmatch.translate(p)) for p in self.patterns]
+
+    def excluded(self, path: str) -> bool:
+        name = os.path.basename(path)
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        absolute = os.path.abspath(path).replace(os.sep, "/")
+        for pattern, regex in zip(self.patterns, self._regexes):
+            if "/" in pattern:
+                if regex.match(rel) or regex.match(absolute) or fnmatch.fnmatch(rel, pattern + "/*"):
+                    return True
+            elif regex.match(name):
+                return True
+        return False
+
+
+def _ancestor_ignores(root: str, directory: str) -> IgnoreStack:
+    """The .gitignore files between the project root and a directory the walk starts in."""
+    stack = IgnoreStack()
+    root = os.path.abspath(root)
+    directory = os.path.abspath(directory)
+    chain = []
+    cur = directory
+    while True:
+        chain.append(cur)
+        if cur == root or os.path.dirname(cur) == cur:
+            break
+        cur = os.path.dirname(cur)
+    if chain[-1] != root:  # the directory is outside the root: only its own ignores
+        chain = [directory]
+    for d in reversed(chain[1:]):
+        stack = stack.push(d)
+    return stack
+
+
+def discover(
+    paths: list[str],
+    root: str,
+    exclude: list[str],
+    respect_gitignore: bool = True,
+    suffixes: tuple[str, ...] = SOURCE_SUFFIXES,
+) -> list[str]:
+    """Source files under ``paths`` (absolute, sorted, unique). Files named explicitly are kept
+    even when excluded, as ruff does."""
+    excluder = Excluder(root, exclude)
+    found: set[str] = set()
+    for p in paths:
+        ap = os.path.abspath(p)
+        if os.path.isfile(ap):
+            found.add(ap)
+            continue
+        if not os.path.isdir(ap):
+            continue
+        ignores = _ancestor_ignores(root, ap) if respect_gitignore else IgnoreStack()
+        _walk(ap, ignores, excluder, respect_gitignore, suffixes, found)
+    return sorted(found)
+
+
+def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found) -> None:
+    if respect_gitignore:
+        ignores = ignores.push(directory)
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        path = entry.path
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = entry.is_file()
+        except OSError:
+            continue
+        if is_dir:
+            if excluder.excluded(path):
+                continue
+            if os.path.exists(os.path.join(path, "pyvenv.cfg")):
+                continue  # a virtual environment
+            if respect_gitignore and ignores.ignored(path, True):
+                continue
+            _walk(path, ignores, excluder, respect_gitignore, suffixes, found)
+        elif is_file and entry.name.endswith(suffixes):
+            if excluder.excluded(path):
+                continue
+            if respect_gitignore and ignores.ignored(path, False):
+                continue
+            found.add(os.path.abspath(path))

@@ -1,0 +1,190 @@
+"""The one-way flow: files -> per-file facts -> project index -> rules -> filtered diagnostics.
+
+Only files that can matter are parsed: a cheap scan of the bytes for trigger words (``Dataset``,
+``DataLoader``, ``set_start_method`` ..., each rule's own triggers, and the names of the project's
+own Dataset and DataLoader subclasses as they are discovered), plus the project modules the index
+needs to resolve a name (a base class, a dataset class, a function run in workers).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from dllint.config import Settings
+from dllint.discover import discover, module_name
+from dllint.facts.extract import extract
+from dllint.index import ProjectIndex
+from dllint.model import Diagnostic, FileFacts, Span
+from dllint.project import Project
+from dllint.rules import all_rules
+
+CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets")
+PARALLEL_THRESHOLD = 24
+MAX_ROUNDS = 8
+
+
+@dataclass
+class Analysis:
+    diagnostics: list[Diagnostic]
+    project: Project | None
+    files_checked: int
+    analysed: int
+    sources: dict[str, bytes] = field(default_factory=dict)
+
+
+def _extract_job(args):
+    path, module, root, is_package, data, loader_classes = args
+    return extract(path, module, root, is_package, data, all_rules(), loader_classes)
+
+
+class FactStore:
+    """Computes facts for files, in parallel when there are many (cache hooks in here)."""
+
+    def __init__(self, loader_classes: frozenset[str], jobs: int | None = None):
+        self.loader_classes = loader_classes
+        self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+
+    def compute(self, items: list[tuple[str, str, str, bool, bytes]]) -> dict[str, FileFacts]:
+        jobs = [(*item, self.loader_classes) for item in items]
+        if len(jobs) >= PARALLEL_THRESHOLD and self.jobs > 1:
+            try:
+                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                    results = list(pool.map(_extract_job, jobs, chunksize=max(1, len(jobs) // (self.jobs * 4))))
+                return {f.path: f for f in results}
+            except (OSError, RuntimeError):  # no process pool here: do it serially
+                pass
+        return {job[0]: _extract_job(job) for job in jobs}
+
+
+def _trigger_regex(words: set[bytes]) -> re.Pattern:
+    return re.compile(b"|".join(re.escape(w) for w in sorted(words)))
+
+
+def _name_regex(names: set[str]) -> re.Pattern | None:
+    if not names:
+        return None
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+
+
+class Engine:
+    def __init__(self, settings: Settings, root: str, jobs: int | None = None):
+        self.settings = settings
+        self.root = root
+        self.rules = all_rules()
+        extra = {q.rsplit(".", 1)[-1].encode() for q in (*settings.dataset_bases, *settings.dataloader_classes)}
+        words = set(CORE_TRIGGERS) | extra
+        for rule in self.rules:
+            words.update(rule.triggers)
+        self.static_triggers = _trigger_regex(words)
+        self.store = FactStore(frozenset(settings.dataloader_classes), jobs)
+
+    def project_files(self) -> list[str]:
+        return discover([self.root], self.root, self.settings.all_excludes, self.settings.respect_gitignore)
+
+    def analyse(
+        self,
+        targets: list[str],
+        enabled: set[str],
+        overlay: dict[str, bytes] | None = None,
+        explicit: set[str] | None = None,
+    ) -> Analysis:
+        """Lint ``targets`` (absolute paths) in the context of the whole project.
+
+        ``overlay`` replaces file contents (standard input, fixed but unwritten files);
+        ``explicit`` are files named on the command line: always parsed, so DL000 covers them."""
+        overlay = overlay or {}
+        explicit = explicit or set()
+        target_set = set(targets)
+        paths = sorted(set(self.project_files()) | target_set | set(overlay))
+        data: dict[str, bytes] = {}
+        read_errors: dict[str, str] = {}
+        for path in paths:
+            if path in overlay:
+                data[path] = overlay[path]
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    data[path] = fh.read()
+            except OSError as exc:
+                read_errors[path] = exc.strerror or str(exc)
+        names = {p: module_name(p) for p in data}
+        all_modules: dict[str, list[str]] = {}
+        for path, mn in names.items():
+            all_modules.setdefault(mn.module, []).append(path)
+
+        def items(selected):
+            return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
+
+        wanted = {p for p, b in data.items() if p in explicit or self.static_triggers.search(b)}
+        facts = self.store.compute(items(wanted))
+        index = ProjectIndex(facts, self.settings, all_modules)
+        seen_names: set[str] = set()
+        for _ in range(MAX_ROUNDS):
+            index = ProjectIndex(facts, self.settings, all_modules)
+            new = self._demands(index, data, facts, seen_names)
+            if not new:
+                break
+            facts.update(self.store.compute(items(new)))
+        project = Project(self.settings, index, facts, data, target_set)
+        diagnostics: list[Diagnostic] = []
+        for path, message in read_errors.items():
+            if path in target_set:
+                diagnostics.append(Diagnostic("DL000", f"cannot read file: {message}", path, Span(1, 1, 1, 1), severity="error"))
+        for rule in self.rules:
+            if rule.code in enabled:
+                diagnostics.extend(rule.check(project))
+        result = self._filter(diagnostics, enabled, target_set, facts)
+        return Analysis(result, project, len(target_set), len(facts), data)
+
+    def _demands(self, index: ProjectIndex, data, facts, seen_names: set[str]) -> set[str]:
+        """Files the analysis needs that are not parsed yet."""
+        # 1. resolutions that hit an unparsed project module
+        for loader in index.loaders:
+            index.loader_callables(loader)
+        for cls in index.dataset_classes():
+            index.worker_functions(cls)
+        new = {p for p in index.misses if p not in facts}
+        # 2. subclasses and uses of project Dataset / DataLoader classes elsewhere
+        names = {c.cls.name for c in index.dataset_classes()}
+        names.update(
+            c.cls.name for c in index.classes() if index.is_loader_class(c.cls.qualname, c.file.root)
+        )
+        for rule in self.rules:
+            names.update(rule.wants(index))
+        names -= seen_names
+        seen_names.update(names)
+        regex = _name_regex(names)
+        if regex is not None:
+            new.update(p for p, b in data.items() if p not in facts and regex.search(b))
+        return new
+
+    def _filter(self, diagnostics, enabled, targets, facts) -> list[Diagnostic]:
+        out = []
+        seen = set()
+        for d in diagnostics:
+            if d.code not in enabled or d.path not in targets:
+                continue
+            rel = os.path.relpath(d.path, self.root).replace(os.sep, "/")
+            if d.code in self.settings.ignored_for(rel) or _prefix_ignored(d.code, self.settings.ignored_for(rel)):
+                continue
+            f = facts.get(d.path)
+            if f is not None and d.code != "DL000":
+                if f.file_noqa is None or d.code in f.file_noqa:
+                    continue
+                row = d.noqa_row or d.span.row
+                if row in f.noqa and (f.noqa[row] is None or d.code in f.noqa[row]):
+                    continue
+            key = (d.path, d.span, d.code, d.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(d)
+        out.sort(key=Diagnostic.sort_key)
+        return out
+
+
+def _prefix_ignored(code: str, selectors: set[str]) -> bool:
+    return any(sel == "ALL" or code.startswith(sel) for sel in selectors)

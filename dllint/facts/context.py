@@ -1,0 +1,528 @@
+"""One parsed file: the syntax tree plus scope-aware name resolution and expression summaries.
+
+Facts are read with the standard library's ``ast`` (about ten times faster than a CST parse, and
+fast enough to run on every file that can matter); libcst is used where code is rewritten.
+Every rule's ``extract`` receives a FileContext and returns plain data.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from dllint.model import NOCONST, Span, Value
+from dllint.names import canonical
+from dllint.textutil import split_lines
+
+FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_BUILTINS = frozenset(dir(builtins))
+MAX_DEPTH = 6
+
+
+@dataclass(slots=True)
+class Binding:
+    kind: str  # import | def | class | param | local | global
+    qualname: str | None = None
+    values: list = field(default_factory=list)  # value nodes of local assignments (None: unknown)
+    default: ast.expr | None = None  # a parameter's default value
+
+
+class Scope:
+    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls")
+
+    def __init__(self, kind: str, node: ast.AST, parent: "Scope | None", qualname: str, cls=None):
+        self.kind = kind  # module | function | class | lambda
+        self.node = node
+        self.parent = parent
+        self.qualname = qualname
+        self.bindings: dict[str, Binding] = {}
+        self.cls = cls  # for a method's scope: the ClassInfo it belongs to
+
+
+@dataclass(slots=True)
+class ClassInfo:
+    node: ast.ClassDef
+    qualname: str
+    scope: Scope  # the scope the class statement is in
+    local: bool
+    methods: dict[str, ast.AST] = field(default_factory=dict)
+    self_assigns: dict[str, list] = field(default_factory=dict)  # attr -> value nodes (None: unknown)
+
+
+@dataclass(slots=True)
+class FuncInfo:
+    node: ast.AST
+    qualname: str
+    scope: Scope  # the function's own scope
+    cls: ClassInfo | None  # set for methods
+    self_name: str | None  # the instance parameter of a method
+
+
+def module_package(module: str, is_package: bool) -> str:
+    if is_package:
+        return module
+    return module.rpartition(".")[0]
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str | None:
+    if level == 0:
+        return name
+    package = module_package(module, is_package)
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    if name:
+        return f"{base}.{name}" if base else name
+    return base or None
+
+
+class FileContext:
+    """A parsed module with scopes, parents, classes and functions indexed."""
+
+    def __init__(self, path: str, module: str, text: str, tree: ast.Module, is_package: bool = False):
+        self.path = path
+        self.module = module
+        self.text = text
+        self.tree = tree
+        self.is_package = is_package
+        self.lines = split_lines(text)
+        self._parents: dict[int, ast.AST] = {}
+        self._scope_of_node: dict[int, Scope] = {}
+        self.classes: list[ClassInfo] = []
+        self.functions: list[FuncInfo] = []
+        self.class_by_node: dict[int, ClassInfo] = {}
+        self.func_by_node: dict[int, FuncInfo] = {}
+        self.imported_modules: set[str] = set()
+        self.star_imports: list[str] = []
+        self.module_scope = Scope("module", tree, None, module)
+        self._cache: dict = {}
+        self._build()
+
+    # ------------------------------------------------------------------ building
+
+    def _build(self) -> None:
+        self._scope_of_node[id(self.tree)] = self.module_scope
+        self._visit_block(self.tree.body, self.tree, self.module_scope)
+        for fn in self.functions:  # methods' self assignments, for self.attr values
+            if fn.cls is not None and fn.self_name:
+                self._collect_self_assigns(fn)
+
+    def _visit_block(self, stmts, parent: ast.AST, scope: Scope) -> None:
+        for stmt in stmts:
+            self._visit(stmt, parent, scope)
+
+    def _visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+        """Record parents, scopes and bindings, in one pass over the tree."""
+        self._parents[id(node)] = parent
+        if isinstance(node, FUNC_TYPES):
+            qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
+            self._bind(scope, node.name, Binding("def", qual))
+            for dec in node.decorator_list:
+                self._visit(dec, node, scope)
+            self._visit_args_defaults(node.args, node, scope)
+            if node.returns is not None:
+                self._visit(node.returns, node, scope)
+            cls_info = self.class_by_node.get(id(parent)) if scope.kind == "class" else None
+            fscope = Scope("function", node, scope, qual, cls=cls_info)
+            self._scope_of_node[id(node)] = fscope
+            self._bind_params(fscope, node.args)
+            self_name = None
+            if cls_info is not None:
+                cls_info.methods[node.name] = node
+                decos = {self._decorator_name(d) for d in node.decorator_list}
+                if "staticmethod" not in decos and "classmethod" not in decos:
+                    all_args = node.args.posonlyargs + node.args.args
+                    if all_args:
+                        self_name = all_args[0].arg
+            info = FuncInfo(node, qual, fscope, cls_info, self_name)
+            self.functions.append(info)
+            self.func_by_node[id(node)] = info
+            self._visit_block(node.body, node, fscope)
+            return
+        if isinstance(node, ast.ClassDef):
+            qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
+            self._bind(scope, node.name, Binding("class", qual))
+            for child in (*node.decorator_list, *node.bases, *node.keywords):
+                self._visit(child, node, scope)
+            info = ClassInfo(node, qual, scope, local=self._in_function(scope))
+            self.classes.append(info)
+            self.class_by_node[id(node)] = info
+            cscope = Scope("class", node, scope, qual)
+            self._scope_of_node[id(node)] = cscope
+            self._visit_block(node.body, node, cscope)
+            return
+        if isinstance(node, ast.Lambda):
+            lscope = Scope("lambda", node, scope, f"{scope.qualname}.<lambda>")
+            self._scope_of_node[id(node)] = lscope
+            self._visit_args_defaults(node.args, node, scope)
+            self._bind_params(lscope, node.args)
+            self._visit(node.body, node, lscope)
+            return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.imported_modules.add(alias.name)
+                if alias.asname:
+                    self._bind(scope, alias.asname, Binding("import", alias.name))
+                else:
+                    top = alias.name.split(".")[0]
+                    self._bind(scope, top, Binding("import", top))
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(self.module, self.is_package, node.level, node.module)
+            if base is not None:
+                self.imported_modules.add(base)
+                for alias in node.names:
+                    if alias.name == "*":
+                        self.star_imports.append(base)
+                        continue
+                    self.imported_modules.add(f"{base}.{alias.name}")
+                    self._bind(scope, alias.asname or alias.name, Binding("import", f"{base}.{alias.name}"))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = getattr(node, "value", None)
+            for target in targets:
+                self._bind_target(scope, target, None if isinstance(node, ast.AugAssign) else value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._bind_target(scope, node.target, None)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._bind_target(scope, item.optional_vars, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            self._bind(scope, node.name, Binding("local"))
+        elif isinstance(node, ast.NamedExpr):
+            self._bind_target(scope, node.target, node.value)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                scope.bindings[name] = Binding("global")
+        elif isinstance(node, ast.comprehension):
+            self._bind_target(scope, node.target, None, comprehension=True)
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, node, scope)
+
+    def _visit_args_defaults(self, args: ast.arguments, parent: ast.AST, scope: Scope) -> None:
+        for default in (*args.defaults, *[d for d in args.kw_defaults if d is not None]):
+            self._visit(default, parent, scope)
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                self._parents[id(arg)] = parent
+                if arg.annotation is not None:
+                    self._visit(arg.annotation, arg, scope)
+
+    def _bind_params(self, scope: Scope, args: ast.arguments) -> None:
+        positional = args.posonlyargs + args.args
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        for arg, default in zip(positional, defaults):
+            scope.bindings[arg.arg] = Binding("param", default=default)
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            scope.bindings[arg.arg] = Binding("param", default=default)
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                scope.bindings[arg.arg] = Binding("param")
+
+    def _bind(self, scope: Scope, name: str, binding: Binding) -> None:
+        old = scope.bindings.get(name)
+        if old is None or old.kind == "global":
+            if old is not None and old.kind == "global":
+                return  # assignments go to the global; keep the marker
+            scope.bindings[name] = binding
+            return
+        if old.kind == "local" and binding.kind == "local":
+            old.values.extend(binding.values)
+        elif old.kind == "param" and binding.kind == "local":
+            old.values.extend(binding.values)  # a parameter reassigned in the body
+        else:
+            # rebinding with another kind (import then assignment, two defs...): keep the latest,
+            # but remember the earlier assignment values so nothing is claimed too strongly
+            if binding.kind == "local":
+                binding.values = [None, *binding.values]
+            scope.bindings[name] = binding
+
+    def _bind_target(self, scope: Scope, target: ast.AST, value, comprehension: bool = False) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(scope, target.id, Binding("local", values=[value]))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts):
+                    self._bind_target(scope, t, v)
+            else:
+                for t in target.elts:
+                    self._bind_target(scope, t, None)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(scope, target.value, None)
+
+    @staticmethod
+    def _decorator_name(dec: ast.AST) -> str:
+        if isinstance(dec, ast.Name):
+            return dec.id
+        if isinstance(dec, ast.Attribute):
+            return dec.attr
+        if isinstance(dec, ast.Call):
+            return FileContext._decorator_name(dec.func)
+        return ""
+
+    @staticmethod
+    def _in_function(scope: Scope | None) -> bool:
+        while scope is not None:
+            if scope.kind in ("function", "lambda"):
+                return True
+            scope = scope.parent
+        return False
+
+    def _collect_self_assigns(self, fn: FuncInfo) -> None:
+        assigns = fn.cls.self_assigns
+        for node in self.walk_function(fn.node):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    self._self_target(fn, target, node.value, assigns)
+            elif isinstance(node, ast.AugAssign):
+                self._self_target(fn, node.target, None, assigns)
+
+    def _self_target(self, fn: FuncInfo, target, value, assigns) -> None:
+        if self.is_self_attr(target, fn):
+            assigns.setdefault(target.attr, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            for i, t in enumerate(target.elts):
+                self._self_target(fn, t, value.elts[i] if same else None, assigns)
+
+    # ------------------------------------------------------------------ navigation
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(id(node))
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        node = self._parents.get(id(node))
+        while node is not None:
+            yield node
+            node = self._parents.get(id(node))
+
+    def scope_of(self, node: ast.AST) -> Scope:
+        """The innermost scope a node's names are looked up in."""
+        for anc in (node, *self.ancestors(node)):
+            if anc is node and isinstance(anc, SCOPE_TYPES):
+                continue  # a def's own name/decorators live in the enclosing scope
+            scope = self._scope_of_node.get(id(anc))
+            if scope is not None:
+                return scope
+        return self.module_scope
+
+    def enclosing_function(self, node: ast.AST) -> FuncInfo | None:
+        for anc in self.ancestors(node):
+            if isinstance(anc, FUNC_TYPES):
+                return self.func_by_node.get(id(anc))
+        return None
+
+    def walk_function(self, fn_node: ast.AST) -> Iterator[ast.AST]:
+        """Nodes of a function body, not descending into nested defs or classes (lambdas included)."""
+        stack = list(reversed(fn_node.body)) if hasattr(fn_node, "body") and isinstance(fn_node.body, list) else [fn_node.body]
+        while stack:
+            node = stack.pop()
+            yield node
+            if isinstance(node, (*FUNC_TYPES, ast.ClassDef)):
+                continue
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def in_main_guard(self, node: ast.AST) -> bool:
+        for anc in self.ancestors(node):
+            if isinstance(anc, ast.If) and is_main_guard_test(anc.test):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ positions
+
+    def _char_col(self, row: int, byte_col: int) -> int:
+        if 1 <= row <= len(self.lines):
+            line = self.lines[row - 1]
+            if not line.isascii():
+                return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")) + 1
+        return byte_col + 1
+
+    def span(self, node: ast.AST) -> Span:
+        row = getattr(node, "lineno", 1)
+        end_row = getattr(node, "end_lineno", None) or row
+        col = self._char_col(row, getattr(node, "col_offset", 0))
+        end_col = self._char_col(end_row, getattr(node, "end_col_offset", None) or 0)
+        return Span(row, col, end_row, end_col)
+
+    def name_span(self, node: ast.AST) -> Span:
+        """The name of a def or class (where ruff points for definition-level findings)."""
+        row = node.lineno
+        line = self.lines[row - 1] if row <= len(self.lines) else ""
+        idx = line.find(node.name, self._char_col(row, node.col_offset) - 1)
+        if idx < 0:
+            return self.span(node)
+        return Span(row, idx + 1, row, idx + 1 + len(node.name))
+
+    def segment(self, node: ast.AST, limit: int = 80) -> str:
+        try:
+            text = ast.get_source_segment(self.text, node) or ""
+        except Exception:  # pragma: no cover - odd positions
+            text = ""
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    # ------------------------------------------------------------------ names
+
+    def lookup(self, name: str, scope: Scope) -> Binding | None:
+        """Python's lookup: this scope, enclosing functions (not classes), the module."""
+        first = True
+        while scope is not None:
+            if first or scope.kind != "class":
+                binding = scope.bindings.get(name)
+                if binding is not None:
+                    if binding.kind == "global":
+                        return self.module_scope.bindings.get(name)
+                    return binding
+            first = False
+            scope = scope.parent
+        return None
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """The fully qualified name a Name/Attribute chain refers to, or None."""
+        if isinstance(node, ast.Name):
+            binding = self.lookup(node.id, self.scope_of(node))
+            if binding is None:
+                for star in self.star_imports:
+                    if star.startswith("torch"):
+                        return canonical(f"{star}.{node.id}")
+                if node.id in _BUILTINS:
+                    return f"builtins.{node.id}"
+                return None
+            if binding.kind in ("import", "def", "class"):
+                return canonical(binding.qualname)
+            if binding.kind == "local" and binding is self.module_scope.bindings.get(node.id):
+                return f"{self.module}.{node.id}"
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            if base is None:
+                return None
+            return canonical(f"{base}.{node.attr}")
+        return None
+
+    def call_name(self, call: ast.Call) -> str | None:
+        return self.qualname(call.func)
+
+    # ------------------------------------------------------------------ self attributes
+
+    def method_of(self, node: ast.AST) -> FuncInfo | None:
+        """The method (with an instance parameter) a node is in, looking through nested lambdas."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, FUNC_TYPES):
+                fn = self.func_by_node.get(id(anc))
+                if fn is not None and fn.self_name:
+                    return fn
+                if fn is not None and fn.cls is None:
+                    return None
+            if isinstance(anc, ast.ClassDef):
+                return None
+        return None
+
+    def is_self_attr(self, node: ast.AST, fn: FuncInfo | None = None) -> bool:
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return False
+        fn = fn or self.method_of(node)
+        return fn is not None and fn.self_name == node.value.id
+
+    # ------------------------------------------------------------------ values
+
+    def value(self, node: ast.AST | None, depth: int = 0) -> Value:
+        """Summarize an expression, following local assignments a few steps."""
+        if node is None:
+            return Value("unknown")
+        span = self.span(node)
+        text = self.segment(node)
+        if depth > MAX_DEPTH:
+            return Value("unknown", text, span)
+        if isinstance(node, ast.Constant):
+            return Value("const", text, span, const=node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            if isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+                return Value("const", text, span, const=-node.operand.value)
+        if isinstance(node, ast.IfExp):
+            return Value("union", text, span, options=(self.value(node.body, depth + 1), self.value(node.orelse, depth + 1)))
+        if isinstance(node, ast.Lambda):
+            refs = tuple(
+                q
+                for sub in ast.walk(node.body)
+                if isinstance(sub, ast.Call) and (q := self.qualname(sub.func))
+            )
+            return Value("lambda", text, span, refs=refs)
+        if isinstance(node, ast.Call):
+            callee = self.qualname(node.func)
+            if callee in ("functools.partial",) and node.args:
+                inner = self.value(node.args[0], depth + 1)
+                return Value("partial", text, span, ref=inner.ref, options=(inner,))
+            if callee is None and isinstance(node.func, ast.Attribute) and self.is_self_attr(node.func):
+                return Value("call", text, span, ref=None, refs=(f"self.{node.func.attr}",))
+            first = node.args[0] if node.args else None
+            const = first.value if isinstance(first, ast.Constant) else NOCONST
+            return Value("call", text, span, ref=callee, const=const)
+        if isinstance(node, ast.Name):
+            scope = self.scope_of(node)
+            binding = self.lookup(node.id, scope)
+            if binding is None:
+                q = self.qualname(node)
+                return Value("ref", text, span, ref=q) if q else Value("unknown", text, span)
+            if binding.kind in ("import", "def", "class"):
+                return Value("ref", text, span, ref=canonical(binding.qualname))
+            if binding.kind == "param":
+                default = self.value(binding.default, depth + 1) if binding.default is not None else None
+                param = Value("param", text, span, ref=node.id, options=(default,) if default else ())
+                if binding.values:
+                    return Value("union", text, span, options=(param, *self._values_of(binding.values, depth)))
+                return param
+            if binding.kind == "local" and binding.values:
+                return self._union(text, span, self._values_of(binding.values, depth))
+            return Value("unknown", text, span)
+        if isinstance(node, ast.Attribute):
+            fn = self.method_of(node)
+            if fn is not None and fn.self_name == getattr(node.value, "id", None):
+                if node.attr in fn.cls.methods:
+                    return Value("self_method", text, span, ref=node.attr)
+                values = fn.cls.self_assigns.get(node.attr)
+                if values:
+                    return self._union(text, span, self._values_of(values, depth))
+                return Value("unknown", text, span)
+            q = self.qualname(node)
+            if q is not None:
+                return Value("ref", text, span, ref=q)
+            return Value("unknown", text, span)
+        return Value("unknown", text, span)
+
+    def _values_of(self, nodes, depth: int) -> tuple[Value, ...]:
+        return tuple(self.value(n, depth + 1) if n is not None else Value("unknown") for n in nodes)
+
+    @staticmethod
+    def _union(text: str, span: Span, values: tuple[Value, ...]) -> Value:
+        if len(values) == 1:
+            return values[0]
+        return Value("union", text, span, options=values)
+
+    def const(self, node: ast.AST | None, default=NOCONST):
+        """The literal a node certainly evaluates to, else ``default``."""
+        if node is None:
+            return default
+        alts = self.value(node).alternatives()
+        if len(alts) == 1 and alts[0].kind == "const":
+            return alts[0].const
+        return default
+
+
+def is_main_guard_test(test: ast.AST) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    left, right = test.left, test.comparators[0]
+    pair = {type(left), type(right)}
+    if pair != {ast.Name, ast.Constant}:
+        return False
+    name = left if isinstance(left, ast.Name) else right
+    const = right if isinstance(right, ast.Constant) else left
+    return name.id == "__name__" and const.value == "__main__"

@@ -1,0 +1,354 @@
+"""Per-file facts: what one file says, as plain data (no syntax nodes), computed independently of
+every other file so it can run in parallel and be cached by content."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import sys
+import tokenize
+import warnings
+
+from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
+from dllint.model import (
+    CallRef,
+    ClassFacts,
+    FileFacts,
+    FunctionFacts,
+    LoaderCall,
+    ParseError,
+    StartMethodCall,
+    Value,
+)
+from dllint.textutil import split_lines
+from dllint.names import (
+    DATALOADER_CLASSES,
+    DATALOADER_POSITIONAL,
+    LOADER_ONLY_KEYWORDS,
+    SET_START_METHOD,
+)
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(
+    r"^\s*#\s*dllint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE
+)
+_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode like the interpreter does: a coding cookie or BOM, else UTF-8 (strict)."""
+    if b"\0" in data:
+        raise ValueError("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise ValueError(f"cannot decode as {encoding}: {exc}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def noqa_map(text: str) -> tuple[dict[int, frozenset[str] | None], frozenset[str] | None]:
+    """Row -> codes a ``# noqa`` comment on that row suppresses (None: every code); file-level codes."""
+    rows: dict[int, frozenset[str] | None] = {}
+    file_codes: set[str] = set()
+    file_all = False
+    if "noqa" not in text and "NOQA" not in text:
+        return rows, frozenset()
+    for i, line in enumerate(split_lines(text), 1):
+        if "noqa" not in line.lower():
+            continue
+        whole = _FILE_NOQA.match(line)
+        if whole:
+            if whole.group("codes"):
+                file_codes.update(c.upper() for c in _CODE.findall(whole.group("codes")))
+            else:
+                file_all = True
+            continue
+        m = _NOQA.search(line)
+        if m:
+            codes = m.group("codes")
+            rows[i] = frozenset(c.upper() for c in _CODE.findall(codes)) if codes else None
+    return rows, (None if file_all else frozenset(file_codes))
+
+
+def extract(
+    path: str,
+    module: str,
+    root: str,
+    is_package: bool,
+    data: bytes,
+    rules=(),
+    loader_classes: frozenset[str] = frozenset(),
+) -> FileFacts:
+    facts = FileFacts(path=path, module=module, root=root, is_package=is_package)
+    try:
+        text = decode_source(data)
+    except ValueError as exc:
+        facts.error = ParseError(f"cannot read file: {exc}", 1, 1)
+        return facts
+    facts.noqa, facts.file_noqa = noqa_map(text)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        row = exc.lineno or 1
+        col = exc.offset or 1
+        facts.error = ParseError(f"syntax error: {exc.msg}", row, max(col, 1))
+        return facts
+    except (ValueError, MemoryError, RecursionError) as exc:
+        facts.error = ParseError(f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
+        return facts
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 20000))
+    try:
+        ctx = FileContext(path, module, text, tree, is_package)
+        _core_facts(ctx, facts, loader_classes)
+        for rule in rules:
+            payload = rule.extract(ctx)
+            if payload is not None:
+                facts.payloads[rule.code] = payload
+    except RecursionError:
+        facts.error = ParseError("cannot analyse file: nesting too deep", 1, 1)
+    finally:
+        sys.setrecursionlimit(old_limit)
+    return facts
+
+
+# ---------------------------------------------------------------------------- core facts
+
+
+def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[str]) -> None:
+    facts.imports = {
+        name: b.qualname for name, b in ctx.module_scope.bindings.items() if b.kind == "import" and b.qualname
+    }
+    facts.star_imports = tuple(ctx.star_imports)
+    facts.imported_modules = frozenset(ctx.imported_modules)
+    for name, binding in ctx.module_scope.bindings.items():
+        if binding.kind == "local" and len(binding.values) == 1 and binding.values[0] is not None:
+            value = ctx.value(binding.values[0])
+            if value.kind in ("const", "ref", "call"):
+                facts.constants[name] = value
+
+    for info in ctx.classes:
+        node = info.node
+        facts.classes[info.qualname] = ClassFacts(
+            qualname=info.qualname,
+            name=node.name,
+            span=ctx.name_span(node),
+            bases=tuple(ctx.value(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases),
+            methods={name: f"{info.qualname}.{name}" for name in info.methods},
+            class_attrs=_class_attrs(ctx, node),
+            local=info.local,
+        )
+
+    for fn in ctx.functions:
+        facts.functions[fn.qualname] = _function_facts(ctx, fn)
+
+    loaders: list[LoaderCall] = []
+    start_methods: list[StartMethodCall] = []
+    local_classes = {info.qualname for info in ctx.classes}
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.If) and is_main_guard_test(node.test) and ctx.parent(node) is ctx.tree:
+            facts.main_guard = facts.main_guard or ctx.span(node)
+        if not isinstance(node, ast.Call):
+            continue
+        callee = ctx.call_name(node)
+        if callee is None:
+            continue
+        if callee in SET_START_METHOD:
+            start_methods.append(_start_method(ctx, node))
+            continue
+        keywords = {kw.arg for kw in node.keywords}
+        if (
+            callee in DATALOADER_CLASSES
+            or callee in loader_classes
+            or (keywords & LOADER_ONLY_KEYWORDS and callee.split(".")[0] != "builtins")
+            or (callee in local_classes and (node.args or keywords))
+        ):
+            loaders.append(_loader_call(ctx, node, callee))
+    facts.loaders = tuple(loaders)
+    facts.start_methods = tuple(start_methods)
+
+
+def _class_attrs(ctx: FileContext, node: ast.ClassDef) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            out[stmt.targets[0].id] = ctx.value(stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            out[stmt.target.id] = ctx.value(stmt.value)
+    return out
+
+
+def _function_facts(ctx: FileContext, fn) -> FunctionFacts:
+    node = fn.node
+    args = node.args
+    params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+    calls: list[CallRef] = []
+    reads: set[str] = set()
+    writes: dict[str, list[Value]] = {}
+    returns: list[Value] = []
+    for sub in ctx.walk_function(node):
+        if isinstance(sub, ast.Call):
+            ref = _call_ref(ctx, fn, sub)
+            if ref is not None:
+                calls.append(ref)
+        elif isinstance(sub, ast.Attribute) and fn.self_name and ctx.is_self_attr(sub, fn):
+            if isinstance(sub.ctx, ast.Load):
+                reads.add(sub.attr)
+        elif isinstance(sub, ast.Return) and sub.value is not None:
+            returns.append(ctx.value(sub.value))
+        elif isinstance(sub, (ast.Assign, ast.AnnAssign)) and fn.self_name:
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            for target in targets:
+                if ctx.is_self_attr(target, fn):
+                    writes.setdefault(target.attr, []).append(ctx.value(sub.value))
+    return FunctionFacts(
+        qualname=fn.qualname,
+        name=node.name,
+        cls=fn.cls.qualname if fn.cls else None,
+        span=ctx.name_span(node),
+        params=params,
+        calls=tuple(calls),
+        self_reads=frozenset(reads),
+        self_writes={k: tuple(v) for k, v in writes.items()},
+        returns=tuple(returns),
+        decorators=tuple(ctx.qualname(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list),
+        nested=".<locals>." in fn.qualname,
+    )
+
+
+def _call_ref(ctx: FileContext, fn, call: ast.Call) -> CallRef | None:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        if fn.self_name and isinstance(func.value, ast.Name) and func.value.id == fn.self_name:
+            return CallRef("self", func.attr, call.lineno)
+        if (
+            isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+        ):
+            return CallRef("super", func.attr, call.lineno)
+    qual = ctx.qualname(func)
+    if qual is not None and not qual.startswith("builtins."):
+        return CallRef("ref", qual, call.lineno)
+    return None
+
+
+def _start_method(ctx: FileContext, call: ast.Call) -> StartMethodCall:
+    method_node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "method"), None)
+    method = ctx.const(method_node, None)
+    force = ctx.const(next((k.value for k in call.keywords if k.arg == "force"), None), False)
+    fn = ctx.enclosing_function(call)
+    return StartMethodCall(
+        method=method if isinstance(method, str) else None,
+        span=ctx.span(call),
+        scope=fn.qualname if fn else ctx.module,
+        in_main_guard=ctx.in_main_guard(call),
+        module_level=fn is None,
+        force=bool(force),
+    )
+
+
+def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
+    args: dict[str, Value] = {}
+    unresolved = False
+    positional = 0
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            unresolved = True
+            break
+        positional += 1
+        if i < len(DATALOADER_POSITIONAL):
+            args[DATALOADER_POSITIONAL[i]] = ctx.value(arg)
+    for kw in call.keywords:
+        if kw.arg is not None:
+            args[kw.arg] = ctx.value(kw.value)
+            continue
+        resolved = _resolve_kwargs(ctx, kw.value)
+        if resolved is None:
+            unresolved = True
+        else:
+            for key, value in resolved.items():
+                args.setdefault(key, value)
+    fn = ctx.enclosing_function(call)
+    parent = ctx.parent(call)
+    target = None
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+        t = parent.targets[0]
+        if isinstance(t, ast.Name):
+            target = t.id
+        elif isinstance(t, ast.Attribute) and ctx.is_self_attr(t):
+            target = f"self.{t.attr}"
+    return LoaderCall(
+        callee=callee,
+        span=ctx.span(call),
+        func_span=ctx.span(call.func),
+        scope=fn.qualname if fn else ctx.module,
+        args=args,
+        positional=positional,
+        unresolved_kwargs=unresolved,
+        in_main_guard=ctx.in_main_guard(call),
+        module_level=fn is None,
+        target=target,
+    )
+
+
+def _resolve_kwargs(ctx: FileContext, node: ast.AST) -> dict[str, Value] | None:
+    """``**kw`` where kw is a dict built in the same function: its keys and values, else None."""
+    if isinstance(node, ast.Dict):
+        return _dict_items(ctx, node)
+    if isinstance(node, ast.Call) and ctx.call_name(node) == "builtins.dict" and not node.args:
+        return {kw.arg: ctx.value(kw.value) for kw in node.keywords if kw.arg} if all(kw.arg for kw in node.keywords) else None
+    if not isinstance(node, ast.Name):
+        return None
+    scope = ctx.scope_of(node)
+    binding = ctx.lookup(node.id, scope)
+    if binding is None or binding.kind != "local" or len(binding.values) != 1 or binding.values[0] is None:
+        return None
+    items = _resolve_kwargs(ctx, binding.values[0])
+    if items is None:
+        return None
+    # later mutations in the same scope: kw["k"] = v, kw.update(k=v); anything else is unknown
+    fn_node = scope.node
+    body = ctx.walk_function(fn_node) if isinstance(fn_node, FUNC_TYPES) else ast.walk(fn_node)
+    for sub in body:
+        if isinstance(sub, ast.Assign):
+            for t in sub.targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == node.id:
+                    key = ctx.const(t.slice, None)
+                    if not isinstance(key, str):
+                        return None
+                    items[key] = ctx.value(sub.value)
+        elif (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and isinstance(sub.func.value, ast.Name)
+            and sub.func.value.id == node.id
+        ):
+            if sub.func.attr == "update" and not sub.args and all(k.arg for k in sub.keywords):
+                items.update({k.arg: ctx.value(k.value) for k in sub.keywords})
+            elif sub.func.attr in ("get", "copy", "items", "keys", "values"):
+                continue
+            else:
+                return None
+    return items
+
+
+def _dict_items(ctx: FileContext, node: ast.Dict) -> dict[str, Value] | None:
+    out: dict[str, Value] = {}
+    for key, value in zip(node.keys, node.values):
+        if key is None:  # {**other}
+            return None
+        k = ctx.const(key, None)
+        if not isinstance(k, str):
+            return None
+        out[k] = ctx.value(value)
+    return out

@@ -1,0 +1,490 @@
+"""The project-wide join: a pure function of every file's facts (plus the settings).
+
+It answers: what does a qualified name refer to in this project; which classes are Datasets
+(through the project's own bases in other files); which calls build DataLoaders, with how many
+workers and under which start method; which functions run inside workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from dllint.model import ClassFacts, FileFacts, FunctionFacts, LoaderCall, Value
+from dllint.names import (
+    DATALOADER_CLASSES,
+    GET_CONTEXT,
+    ITERABLE_BASES,
+    START_METHODS,
+    WORKER_ENTRY_METHODS,
+    canonical,
+    is_dataset_base,
+)
+
+MAX_REACH_DEPTH = 6
+MAX_REACH_NODES = 400
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRef:
+    file: FileFacts
+    cls: ClassFacts
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.file.path, self.cls.qualname)
+
+
+@dataclass(frozen=True, slots=True)
+class FuncRef:
+    file: FileFacts
+    fn: FunctionFacts
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.file.path, self.fn.qualname)
+
+
+@dataclass(slots=True)
+class Loader:
+    file: FileFacts
+    call: LoaderCall
+    workers: str  # "no" | "yes" | "maybe"
+    context: str | None  # explicit method, "unknown" for a non-literal context, None when absent
+    start_methods: frozenset[str]  # methods workers may start with ("unknown" if undecidable)
+    datasets: list[ClassRef] = field(default_factory=list)
+    dataset_external: list[str] = field(default_factory=list)
+
+    @property
+    def may_start_workers(self) -> bool:
+        return self.workers != "no"
+
+
+class ProjectIndex:
+    def __init__(self, files: dict[str, FileFacts], settings, all_modules: dict[str, list[str]] | None = None):
+        self.files = files
+        self.settings = settings
+        self.dataset_bases = frozenset(settings.dataset_bases)
+        self.loader_classes = DATALOADER_CLASSES | frozenset(settings.dataloader_classes)
+        self.modules: dict[str, list[FileFacts]] = {}
+        for facts in files.values():
+            self.modules.setdefault(facts.module, []).append(facts)
+        # every discovered module (parsed or not), for demand-driven parsing
+        self.all_modules = all_modules or {}
+        self.misses: set[str] = set()  # paths of unparsed project files a resolution needed
+        self._dataset_memo: dict[tuple[str, str], bool] = {}
+        self._loader_class_memo: dict[tuple[str, str], bool] = {}
+
+    # ------------------------------------------------------------------ symbols
+
+    def _pick(self, candidates: list[FileFacts], root: str | None) -> FileFacts | None:
+        if len(candidates) == 1:
+            return candidates[0]
+        for facts in candidates:
+            if facts.root == root:
+                return facts
+        return None
+
+    def module(self, name: str, root: str | None = None) -> FileFacts | None:
+        candidates = self.modules.get(name)
+        if candidates:
+            return self._pick(candidates, root)
+        paths = self.all_modules.get(name)
+        if paths:
+            self.misses.update(p for p in paths if p not in self.files)
+        return None
+
+    def resolve(self, qualname: str | None, root: str | None = None, _depth: int = 0):
+        """-> ClassRef | FuncRef | FileFacts (a module) | str (an external name) | None."""
+        if qualname is None or _depth > 12:
+            return None
+        qualname = canonical(qualname)
+        parts = qualname.split(".")
+        for i in range(len(parts), 0, -1):
+            modname = ".".join(parts[:i])
+            if modname not in self.modules and modname not in self.all_modules:
+                continue
+            facts = self.module(modname, root)
+            if facts is None:
+                return None  # a project module we have not (yet) parsed, or ambiguous
+            rest = parts[i:]
+            if not rest:
+                return facts
+            return self._resolve_in(facts, rest, _depth)
+        return qualname  # not a project module: an external name
+
+    def _resolve_in(self, facts: FileFacts, rest: list[str], depth: int):
+        name = rest[0]
+        full = f"{facts.module}.{name}"
+        cls = facts.classes.get(full)
+        if cls is not None:
+            if len(rest) == 1:
+                return ClassRef(facts, cls)
+            method = cls.methods.get(rest[1])
+            if method and len(rest) == 2:
+                return FuncRef(facts, facts.functions[method])
+            return None
+        fn = facts.functions.get(full)
+        if fn is not None:
+            return FuncRef(facts, fn) if len(rest) == 1 else None
+        target = facts.imports.get(name)
+        if target is not None:
+            return self.resolve(".".join([target, *rest[1:]]), facts.root, depth + 1)
+        const = facts.constants.get(name)
+        if const is not None and const.kind == "ref" and len(rest) == 1:
+            return self.resolve(const.ref, facts.root, depth + 1)
+        for star in facts.star_imports:
+            found = self.resolve(".".join([star, *rest]), facts.root, depth + 1)
+            if found is not None and not isinstance(found, str):
+                return found
+        # a submodule of a package: pkg.sub
+        return self.resolve(f"{facts.module}.{'.'.join(rest)}", facts.root, depth + 1) if facts.is_package and f"{facts.module}.{name}" in self.all_modules else None
+
+    def resolve_class(self, qualname: str | None, root: str | None) -> ClassRef | None:
+        found = self.resolve(qualname, root)
+        return found if isinstance(found, ClassRef) else None
+
+    def constant(self, value: Value, root: str | None):
+        """A module constant imported from another file: ``from config import WORKERS``."""
+        if value.kind != "ref" or not value.ref:
+            return None
+        parts = value.ref.rsplit(".", 1)
+        if len(parts) != 2:
+            return None
+        facts = self.module(parts[0], root)
+        if facts is None:
+            return None
+        const = facts.constants.get(parts[1])
+        return const if const is not None and const.kind == "const" else None
+
+    # ------------------------------------------------------------------ classes
+
+    def classes(self):
+        for facts in self.files.values():
+            for cls in facts.classes.values():
+                yield ClassRef(facts, cls)
+
+    def bases(self, ref: ClassRef) -> tuple[list[ClassRef], list[str]]:
+        """(project base classes, external base names) of a class."""
+        project: list[ClassRef] = []
+        external: list[str] = []
+        for base in ref.cls.bases:
+            if base.kind != "ref" or not base.ref:
+                continue
+            found = self.resolve(base.ref, ref.file.root)
+            if isinstance(found, ClassRef):
+                project.append(found)
+            elif isinstance(found, str):
+                external.append(found)
+        return project, external
+
+    def mro(self, ref: ClassRef) -> list[ClassRef]:
+        """The class and its project ancestors, depth-first left-to-right without repeats."""
+        out: list[ClassRef] = []
+        seen: set = set()
+
+        def visit(r: ClassRef, depth: int) -> None:
+            if r.key in seen or depth > 20:
+                return
+            seen.add(r.key)
+            out.append(r)
+            for base in self.bases(r)[0]:
+                visit(base, depth + 1)
+
+        visit(ref, 0)
+        return out
+
+    def external_bases(self, ref: ClassRef) -> set[str]:
+        out: set[str] = set()
+        for r in self.mro(ref):
+            out.update(self.bases(r)[1])
+        return out
+
+    def find_method(self, ref: ClassRef, name: str, after: ClassRef | None = None) -> FuncRef | None:
+        chain = self.mro(ref)
+        if after is not None:
+            keys = [r.key for r in chain]
+            chain = chain[keys.index(after.key) + 1 :] if after.key in keys else []
+        for r in chain:
+            qual = r.cls.methods.get(name)
+            if qual:
+                return FuncRef(r.file, r.file.functions[qual])
+        return None
+
+    def subclasses_of(self, ref: ClassRef) -> list[ClassRef]:
+        return [c for c in self.classes() if c.key != ref.key and any(m.key == ref.key for m in self.mro(c))]
+
+    def is_dataset(self, ref: ClassRef) -> bool:
+        key = ref.key
+        if key in self._dataset_memo:
+            return self._dataset_memo[key]
+        self._dataset_memo[key] = False  # cycles
+        result = any(is_dataset_base(b, self.dataset_bases) for b in self.external_bases(ref))
+        if not result:
+            result = key in self._used_as_dataset
+        if not result:
+            result = any(key != r.key and self.is_dataset(r) for r in self.mro(ref)[1:])
+        self._dataset_memo[key] = result
+        return result
+
+    def is_iterable_dataset(self, ref: ClassRef) -> bool:
+        if any(canonical(b) in ITERABLE_BASES for b in self.external_bases(ref)):
+            return True
+        return self.find_method(ref, "__getitem__") is None and self.find_method(ref, "__iter__") is not None
+
+    def dataset_classes(self) -> list[ClassRef]:
+        return [c for c in self.classes() if self.is_dataset(c)]
+
+    def is_loader_class(self, qualname: str, root: str | None) -> bool:
+        qualname = canonical(qualname) or ""
+        if qualname in self.loader_classes:
+            return True
+        ref = self.resolve_class(qualname, root)
+        if ref is None:
+            return False
+        if ref.key in self._loader_class_memo:
+            return self._loader_class_memo[ref.key]
+        self._loader_class_memo[ref.key] = False
+        result = any(canonical(b) in self.loader_classes for b in self.external_bases(ref))
+        self._loader_class_memo[ref.key] = result
+        return result
+
+    # ------------------------------------------------------------------ loaders
+
+    @cached_property
+    def loaders(self) -> list[Loader]:
+        out: list[Loader] = []
+        for facts in self.files.values():
+            for call in facts.loaders:
+                if not self.is_loader_class(call.callee, facts.root):
+                    continue
+                out.append(self._loader(facts, call))
+        return out
+
+    @cached_property
+    def _used_as_dataset(self) -> set[tuple[str, str]]:
+        keys: set[tuple[str, str]] = set()
+        for facts in self.files.values():
+            for call in facts.loaders:
+                if not self.is_loader_class(call.callee, facts.root):
+                    continue
+                for ref in self._dataset_refs(facts, call)[0]:
+                    if self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__"):
+                        keys.add(ref.key)
+        return keys
+
+    def _dataset_refs(self, facts: FileFacts, call: LoaderCall) -> tuple[list[ClassRef], list[str]]:
+        value = call.args.get("dataset")
+        if value is None:
+            return [], []
+        project: list[ClassRef] = []
+        external: list[str] = []
+        for alt in self.expand(value, facts):
+            if alt.kind == "call" and alt.ref:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, ClassRef):
+                    project.append(found)
+                elif isinstance(found, str):
+                    external.append(found)
+        return project, external
+
+    def expand(self, value: Value, facts: FileFacts, depth: int = 0) -> list[Value]:
+        """A value's alternatives, looking through calls of project functions to what they return."""
+        out: list[Value] = []
+        for alt in value.alternatives():
+            if alt.kind == "call" and alt.ref and depth < 3:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, FuncRef) and found.fn.returns:
+                    for ret in found.fn.returns:
+                        out.extend(self.expand(ret, found.file, depth + 1))
+                    continue
+            out.append(alt)
+        return out
+
+    def workers_of(self, facts: FileFacts, call: LoaderCall) -> str:
+        value = call.args.get("num_workers")
+        if value is None:
+            return "maybe" if call.unresolved_kwargs else "no"
+        verdicts = set()
+        for alt in value.alternatives():
+            const = alt.const if alt.kind == "const" else None
+            if const is None and alt.kind == "ref":
+                c = self.constant(alt, facts.root)
+                const = c.const if c is not None else None
+            if isinstance(const, int) and not isinstance(const, bool):
+                verdicts.add("no" if const <= 0 else "yes")
+            else:
+                verdicts.add("maybe")
+        if verdicts == {"no"}:
+            return "no"
+        if verdicts == {"yes"}:
+            return "yes"
+        return "maybe"
+
+    def context_of(self, facts: FileFacts, call: LoaderCall) -> str | None:
+        value = call.args.get("multiprocessing_context")
+        if value is None:
+            return "unknown" if call.unresolved_kwargs else None
+        methods = set()
+        for alt in value.alternatives():
+            if alt.kind == "const":
+                if alt.const is None:
+                    methods.add("none")
+                elif alt.const in START_METHODS:
+                    methods.add(alt.const)
+                else:
+                    methods.add("unknown")
+            elif alt.kind == "call" and canonical(alt.ref) in GET_CONTEXT:
+                methods.add(alt.const if alt.const in START_METHODS else "unknown")
+            else:
+                methods.add("unknown")
+        if methods == {"none"}:
+            return None
+        methods.discard("none")
+        return methods.pop() if len(methods) == 1 else "unknown"
+
+    def _loader(self, facts: FileFacts, call: LoaderCall) -> Loader:
+        workers = self.workers_of(facts, call)
+        context = self.context_of(facts, call)
+        if context is not None:
+            methods = frozenset({context})
+        else:
+            methods = self.global_start_methods(facts)
+        project, external = self._dataset_refs(facts, call)
+        return Loader(facts, call, workers, context, methods, project, external)
+
+    def global_start_methods(self, facts: FileFacts) -> frozenset[str]:
+        """The start method set by set_start_method for code in ``facts``, else the defaults."""
+        own = [s for s in facts.start_methods]
+        if own:
+            return frozenset(s.method if s.method in START_METHODS else "unknown" for s in own)
+        callers = self._importers(facts.module)
+        found = [s for f in callers for s in f.start_methods]
+        if found:
+            return frozenset(s.method if s.method in START_METHODS else "unknown" for s in found)
+        return self.settings.default_start_methods()
+
+    def _importers(self, module: str) -> list[FileFacts]:
+        """Parsed files that import ``module`` (directly or through other parsed files)."""
+        out: list[FileFacts] = []
+        seen = {module}
+        frontier = [module]
+        while frontier:
+            target = frontier.pop()
+            for facts in self.files.values():
+                if facts.module in seen:
+                    continue
+                if any(m == target or m.startswith(target + ".") for m in facts.imported_modules):
+                    seen.add(facts.module)
+                    out.append(facts)
+                    frontier.append(facts.module)
+        return out
+
+    def loaders_using(self, ref: ClassRef) -> list[Loader]:
+        """Loaders whose dataset is this class or one of its subclasses."""
+        keys = {ref.key} | {s.key for s in self.subclasses_of(ref)}
+        return [ld for ld in self.loaders if any(d.key in keys for d in ld.datasets)]
+
+    # ------------------------------------------------------------------ worker code
+
+    def callable_targets(self, value: Value, facts: FileFacts, scope_cls: ClassRef | None = None) -> list[FuncRef]:
+        """Functions a callable value (collate_fn=, worker_init_fn=, a transform) runs."""
+        out: list[FuncRef] = []
+        for alt in value.alternatives():
+            if alt.kind in ("ref", "partial") and alt.ref:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, FuncRef):
+                    out.append(found)
+                elif isinstance(found, ClassRef):
+                    m = self.find_method(found, "__call__")
+                    if m:
+                        out.append(m)
+            elif alt.kind == "call" and alt.ref:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, ClassRef):
+                    m = self.find_method(found, "__call__") or self.find_method(found, "forward")
+                    if m:
+                        out.append(m)
+            elif alt.kind == "lambda":
+                for r in alt.refs:
+                    found = self.resolve(r, facts.root)
+                    if isinstance(found, FuncRef):
+                        out.append(found)
+            elif alt.kind == "self_method" and scope_cls is not None and alt.ref:
+                m = self.find_method(scope_cls, alt.ref)
+                if m:
+                    out.append(m)
+        return out
+
+    def class_of(self, fn: FuncRef) -> ClassRef | None:
+        if fn.fn.cls is None:
+            return None
+        cls = fn.file.classes.get(fn.fn.cls)
+        return ClassRef(fn.file, cls) if cls else None
+
+    def reachable(self, roots: list[FuncRef], bound: ClassRef | None = None) -> dict[tuple[str, str], tuple[FuncRef, int]]:
+        """Functions run by ``roots`` (and what they call in the project), with their depth.
+
+        ``bound`` is the concrete class ``self`` is an instance of, so ``self.load()`` in a base
+        class finds the subclass's override."""
+        out: dict[tuple[str, str], tuple[FuncRef, int]] = {}
+        frontier: list[tuple[FuncRef, int, ClassRef | None]] = [(r, 0, bound or self.class_of(r)) for r in roots]
+        while frontier and len(out) < MAX_REACH_NODES:
+            fn, depth, self_cls = frontier.pop(0)
+            if fn.key in out:
+                continue
+            out[fn.key] = (fn, depth)
+            if depth >= MAX_REACH_DEPTH:
+                continue
+            for call in fn.fn.calls:
+                for target, cls in self._call_targets(fn, call, self_cls):
+                    if target.key not in out:
+                        frontier.append((target, depth + 1, cls))
+        return out
+
+    def _call_targets(self, fn: FuncRef, call, self_cls: ClassRef | None):
+        if call.kind == "self" and self_cls is not None:
+            method = self.find_method(self_cls, call.target)
+            if method is not None:
+                return [(method, self_cls)]
+            values = self.self_attr_values(self_cls, call.target)
+            return [(t, self.class_of(t)) for v in values for t in self.callable_targets(v, self._file_of_value(self_cls), self_cls)]
+        if call.kind == "super" and self_cls is not None:
+            owner = self.class_of(fn)
+            method = self.find_method(self_cls, call.target, after=owner) if owner else None
+            return [(method, self_cls)] if method else []
+        if call.kind == "ref":
+            found = self.resolve(call.target, fn.file.root)
+            if isinstance(found, FuncRef):
+                return [(found, self.class_of(found) if found.fn.cls else None)]
+            if isinstance(found, ClassRef):
+                init = self.find_method(found, "__init__")
+                return [(init, found)] if init else []
+        return []
+
+    def _file_of_value(self, cls: ClassRef) -> FileFacts:
+        return cls.file
+
+    def self_attr_values(self, ref: ClassRef, attr: str) -> list[Value]:
+        values: list[Value] = []
+        for r in self.mro(ref):
+            for qual in r.cls.methods.values():
+                values.extend(r.file.functions[qual].self_writes.get(attr, ()))
+        return values
+
+    def worker_functions(self, ref: ClassRef) -> dict[tuple[str, str], tuple[FuncRef, int]]:
+        """Code a Dataset class runs inside workers: its entry methods and what they call."""
+        roots = [m for name in WORKER_ENTRY_METHODS if (m := self.find_method(ref, name))]
+        return self.reachable(roots, ref)
+
+    def loader_callables(self, loader: Loader) -> dict[str, list[FuncRef]]:
+        """collate_fn / worker_init_fn functions of a loader."""
+        scope_fn = loader.file.functions.get(loader.call.scope)
+        scope_cls = self.class_of(FuncRef(loader.file, scope_fn)) if scope_fn else None
+        out = {}
+        for arg in ("collate_fn", "worker_init_fn"):
+            value = loader.call.args.get(arg)
+            if value is not None:
+                out[arg] = self.callable_targets(value, loader.file, scope_cls)
+        return out
+

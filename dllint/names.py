@@ -1,0 +1,123 @@
+"""Well-known qualified names, with the aliases under which libraries export them."""
+
+from __future__ import annotations
+
+# Names that are the same object under several import paths. Keys map to the canonical name.
+_ALIASES = {
+    "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torch.utils.data.dataset.Dataset": "torch.utils.data.Dataset",
+    "torch.utils.data.dataset.IterableDataset": "torch.utils.data.IterableDataset",
+    "torch.utils.data.dataset.TensorDataset": "torch.utils.data.TensorDataset",
+    "torch.utils.data.dataset.ConcatDataset": "torch.utils.data.ConcatDataset",
+    "torch.utils.data.dataset.ChainDataset": "torch.utils.data.ChainDataset",
+    "torch.utils.data.dataset.Subset": "torch.utils.data.Subset",
+    "torch.utils.data.dataset.StackDataset": "torch.utils.data.StackDataset",
+    "torch.utils.data.Dataset.__init__": "torch.utils.data.Dataset.__init__",
+    "torch.utils.data._utils.worker.get_worker_info": "torch.utils.data.get_worker_info",
+    "torch.utils.data.dataloader.get_worker_info": "torch.utils.data.get_worker_info",
+    "torch.multiprocessing.spawn.set_start_method": "torch.multiprocessing.set_start_method",
+    "multiprocessing.context.set_start_method": "multiprocessing.set_start_method",
+    "torch.utils.data.dataloader.default_collate": "torch.utils.data.default_collate",
+    "torch.utils.data._utils.collate.default_collate": "torch.utils.data.default_collate",
+    "torch.utils.data.datapipes.iter.IterDataPipe": "torch.utils.data.IterDataPipe",
+    "lightning.pytorch.LightningDataModule": "lightning.LightningDataModule",
+    "pytorch_lightning.LightningDataModule": "lightning.LightningDataModule",
+}
+
+
+def canonical(qualname: str | None) -> str | None:
+    if qualname is None:
+        return None
+    return _ALIASES.get(qualname, qualname)
+
+
+DATALOADER = "torch.utils.data.DataLoader"
+
+# DataLoader subclasses in widely used libraries that pass num_workers & co. straight through.
+DATALOADER_CLASSES = frozenset(
+    {
+        DATALOADER,
+        "torch_geometric.loader.DataLoader",
+        "torch_geometric.data.DataLoader",
+        "torch_geometric.loader.dataloader.DataLoader",
+        "monai.data.DataLoader",
+        "monai.data.dataloader.DataLoader",
+        "dgl.dataloading.GraphDataLoader",
+    }
+)
+
+MAP_DATASET = "torch.utils.data.Dataset"
+ITERABLE_DATASET = "torch.utils.data.IterableDataset"
+
+# Dataset base classes: a class deriving from any of these is a Dataset.
+DATASET_BASES = frozenset(
+    {
+        MAP_DATASET,
+        ITERABLE_DATASET,
+        "torch.utils.data.TensorDataset",
+        "torch.utils.data.ConcatDataset",
+        "torch.utils.data.ChainDataset",
+        "torch.utils.data.Subset",
+        "torch.utils.data.StackDataset",
+        "torch_geometric.data.Dataset",
+        "torch_geometric.data.InMemoryDataset",
+        "monai.data.Dataset",
+        "monai.data.CacheDataset",
+        "monai.data.PersistentDataset",
+    }
+)
+ITERABLE_BASES = frozenset({ITERABLE_DATASET, "torch.utils.data.ChainDataset"})
+
+# Module prefixes whose public classes are all Datasets (torchvision.datasets.ImageFolder, ...).
+DATASET_MODULE_PREFIXES = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+
+# DataLoader's signature (torch 2.x): positional order, then keyword-only parameters.
+DATALOADER_POSITIONAL = (
+    "dataset",
+    "batch_size",
+    "shuffle",
+    "sampler",
+    "batch_sampler",
+    "num_workers",
+    "collate_fn",
+    "pin_memory",
+    "drop_last",
+    "timeout",
+    "worker_init_fn",
+    "multiprocessing_context",
+    "generator",
+)
+DATALOADER_KEYWORD_ONLY = ("prefetch_factor", "persistent_workers", "pin_memory_device", "in_order")
+DATALOADER_PARAMS = frozenset(DATALOADER_POSITIONAL + DATALOADER_KEYWORD_ONLY)
+# Keywords only a DataLoader-like call takes: a call with one of these is recorded as a possible
+# loader, so the project index can decide later whether its callee is a DataLoader subclass.
+LOADER_ONLY_KEYWORDS = frozenset(
+    {
+        "num_workers",
+        "collate_fn",
+        "worker_init_fn",
+        "multiprocessing_context",
+        "persistent_workers",
+        "prefetch_factor",
+        "batch_sampler",
+        "pin_memory",
+    }
+)
+
+SET_START_METHOD = frozenset(
+    {"multiprocessing.set_start_method", "torch.multiprocessing.set_start_method"}
+)
+GET_CONTEXT = frozenset({"multiprocessing.get_context", "torch.multiprocessing.get_context"})
+START_METHODS = ("fork", "spawn", "forkserver")
+
+WORKER_ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
+
+
+def is_dataset_base(qualname: str, extra: frozenset[str] = frozenset()) -> bool:
+    qualname = canonical(qualname) or ""
+    if qualname in DATASET_BASES or qualname in extra:
+        return True
+    if qualname.startswith(DATASET_MODULE_PREFIXES):
+        last = qualname.rsplit(".", 1)[-1]
+        return last[:1].isupper()
+    return False

@@ -1,0 +1,40 @@
+"""What a rule's ``check`` sees: the settings, the project index and every analysed file's facts."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from dllint.facts.extract import decode_source
+from dllint.index import ProjectIndex
+from dllint.model import FileFacts
+
+
+class Project:
+    def __init__(self, settings, index: ProjectIndex, files: dict[str, FileFacts], sources: dict[str, bytes], targets: set[str]):
+        self.settings = settings
+        self.index = index
+        self.files = files
+        self._bytes = sources
+        self.targets = targets  # paths findings are reported for
+        self._text: dict[str, str] = {}
+
+    def payloads(self, code: str) -> Iterator[tuple[FileFacts, Any]]:
+        for facts in self.files.values():
+            payload = facts.payloads.get(code)
+            if payload is not None:
+                yield facts, payload
+
+    def payload(self, code: str, path: str) -> Any:
+        facts = self.files.get(path)
+        return facts.payloads.get(code) if facts else None
+
+    def source(self, path: str) -> str:
+        """The decoded text of an analysed file (for building fix edits)."""
+        text = self._text.get(path)
+        if text is None:
+            data = self._bytes.get(path)
+            if data is None:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            text = self._text[path] = decode_source(data)
+        return text

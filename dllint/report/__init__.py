@@ -1,0 +1,39 @@
+"""Output formats. Each module ``report/<name>.py`` defines ``render(diagnostics, ctx) -> str``;
+FORMATS maps the ``--output-format`` value to it."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+
+from dllint.model import Diagnostic
+
+FORMATS = {
+    "text": "dllint.report.text",
+    "concise": "dllint.report.text",
+    "json": "dllint.report.json",
+}
+
+
+@dataclass
+class ReportContext:
+    unsafe_fixes: bool = False
+    fix_applied: int = 0  # diagnostics fixed in this run
+    show_summary: bool = True
+    color: bool = False
+    cwd: str = field(default_factory=os.getcwd)
+    output_format: str = "text"
+    sources: dict = field(default_factory=dict)  # path -> text, for formats that show code
+
+    def display_path(self, path: str) -> str:
+        try:
+            rel = os.path.relpath(path, self.cwd)
+        except ValueError:
+            return path
+        return path if rel.startswith("..") else rel
+
+
+def render(name: str, diagnostics: list[Diagnostic], ctx: ReportContext) -> str:
+    module = importlib.import_module(FORMATS[name])
+    return module.render(diagnostics, ctx)

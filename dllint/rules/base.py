@@ -1,0 +1,65 @@
+"""What a rule is: a code, a name, docs with fixed sections, and two hooks.
+
+``extract(ctx)`` runs once per analysed file (in parallel, cached) and returns plain data;
+``check(project)`` runs once over the whole project and yields Diagnostics. A rule module holds
+exactly one subclass of ``Rule``; rules are found by scanning the package, so adding a rule
+touches one file (plus its fixtures).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dllint.facts.context import FileContext
+    from dllint.model import Diagnostic
+    from dllint.project import Project
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+
+
+class Rule:
+    code: str = ""
+    name: str = ""
+    default: bool = True  # runs without --select
+    severity: str = "warning"  # default severity; a finding may override it
+    fix: str = "none"  # none | safe | unsafe | "safe or unsafe": how its fixes are labelled
+    # Words whose presence in a file's bytes makes the file worth analysing for this rule.
+    triggers: tuple[bytes, ...] = ()
+    summary: str = ""  # one line: what it catches
+    # The docs, as a dict section -> markdown text (sections from DOC_SECTIONS).
+    docs: dict[str, str] = {}
+
+    def extract(self, ctx: "FileContext") -> Any:
+        """Per-file facts for this rule (plain, picklable data), or None."""
+        return None
+
+    def check(self, project: "Project") -> Iterable["Diagnostic"]:
+        return ()
+
+    def wants(self, index) -> set[str]:
+        """Identifiers whose files this rule needs analysed too (e.g. uses of an attribute)."""
+        return set()
+
+    # Rules whose hazards make a fork-started loader fail (consumed by DL301).
+    def fork_hazards(self, project: "Project") -> dict:
+        """Map a class or function qualname -> list of (description, path, row)."""
+        return {}
+
+    @property
+    def url(self) -> str:
+        return f"https://dllint.dev/rules/{self.code}-{self.name}"
+
+    def render_docs(self) -> str:
+        lines = [f"# {self.name} ({self.code})", ""]
+        lines.append(f"Default: {'on' if self.default else 'off (enable with --select ' + self.code + ')'}.  ")
+        lines.append(f"Fix: {self.fix}.")
+        lines.append("")
+        for section in DOC_SECTIONS:
+            body = self.docs.get(section)
+            if body:
+                lines.append(f"## {section}")
+                lines.append(textwrap.dedent(body).strip("\n"))
+                lines.append("")
+        return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,35 @@
+"""Lines and offsets the way Python's tokenizer counts them (``\\n``, ``\\r\\n``, ``\\r`` only;
+str.splitlines would also split on form feeds and other separators)."""
+
+from __future__ import annotations
+
+import re
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their terminators; a trailing newline does not add an empty line."""
+    lines = _NEWLINE.split(text)
+    if lines and lines[-1] == "" and text:
+        lines.pop()
+    return lines
+
+
+def line_starts(text: str) -> list[int]:
+    """Offset of the start of each line (1-based row r starts at starts[r - 1])."""
+    starts = [0]
+    starts.extend(m.end() for m in _NEWLINE.finditer(text))
+    return starts
+
+
+def newline_of(text: str) -> str:
+    m = _NEWLINE.search(text)
+    return m.group(0) if m else "\n"
+
+
+def offset(text: str, starts: list[int], row: int, col: int) -> int:
+    """Character offset of a 1-based (row, col) position."""
+    if row - 1 >= len(starts):
+        return len(text)
+    return min(starts[row - 1] + col - 1, len(text))
