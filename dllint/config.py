@@ -211,8 +211,9 @@ def load_settings(path: str | None, codes: list[str], nearest: str | None = None
     if path is None:
         return replace(settings, requires_python=requires if isinstance(requires, str) else None)
     doc = _read_toml(path)
-    is_pyproject = os.path.basename(path) == "pyproject.toml"
-    table = doc.get("tool", {}).get("dllint", {}) if is_pyproject else doc
+    nested = doc.get("tool", {}).get("dllint") if isinstance(doc.get("tool"), dict) else None
+    is_pyproject = os.path.basename(path) == "pyproject.toml" or nested is not None
+    table = (nested or {}) if is_pyproject else doc  # a dllint.toml holds the keys at top level
     if is_pyproject:
         requires = doc.get("project", {}).get("requires-python", requires)
     if not isinstance(table, dict):

@@ -253,8 +253,8 @@ def discover(
     found: set[str] = set()
     for p in paths:
         ap = os.path.abspath(p)
-        if os.path.isfile(ap):
-            found.add(ap)
+        if os.path.isfile(ap) or (os.path.lexists(ap) and not os.path.isdir(ap)):
+            found.add(ap)  # named explicitly: kept, and reported if it cannot be read
             continue
         if not os.path.isdir(ap):
             continue

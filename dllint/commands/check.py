@@ -78,7 +78,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         stdin_data = sys.stdin.buffer.read()
         paths = [os.path.abspath(stdin_filename or "stdin.py")]
     else:
-        missing = [p for p in paths if not os.path.exists(p)]
+        missing = [p for p in paths if not os.path.lexists(p)]
         if missing:
             fail(f"path does not exist: {missing[0]}")
     overrides = Overrides(
@@ -102,7 +102,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
     else:
         targets = discover(paths, root, settings.all_excludes, settings.respect_gitignore)
         base_overlay = {}
-        explicit = {os.path.abspath(p) for p in paths if os.path.isfile(p)}
+        explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
 
     def analyse(overlay):
         return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)

@@ -43,7 +43,7 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(f"cannot decode: not valid UTF-8 and no usable coding declaration ({exc})") from None
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
