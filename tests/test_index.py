@@ -1,0 +1,269 @@
+"""The project-wide join, tested on hand-written facts (no parsing), and name resolution in files."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.config import Settings
+from dllint.facts.context import FileContext
+from dllint.facts.extract import extract
+from dllint.index import ProjectIndex
+from dllint.model import CallRef, ClassFacts, FileFacts, FunctionFacts, LoaderCall, NO_SPAN, StartMethodCall, Value
+
+
+def ref(q):
+    return Value("ref", ref=q)
+
+
+def call(q):
+    return Value("call", ref=q)
+
+
+def const(c):
+    return Value("const", const=c)
+
+
+def fn(qual, cls=None, calls=()):
+    return FunctionFacts(qualname=qual, name=qual.rsplit(".", 1)[-1], cls=cls, span=NO_SPAN, calls=tuple(calls))
+
+
+def file(path, module, root="/p", **kw):
+    return FileFacts(path=path, module=module, root=root, **kw)
+
+
+def build(*files, settings=None, all_modules=None):
+    return ProjectIndex({f.path: f for f in files}, settings or Settings(), all_modules)
+
+
+def project_two_files():
+    base = file(
+        "/p/pkg/base.py",
+        "pkg.base",
+        imports={"tud": "torch.utils.data"},
+        classes={
+            "pkg.base.Base": ClassFacts(
+                "pkg.base.Base", "Base", NO_SPAN, bases=(ref("torch.utils.data.Dataset"),),
+                methods={"__getitem__": "pkg.base.Base.__getitem__"},
+            )
+        },
+        functions={
+            "pkg.base.Base.__getitem__": fn("pkg.base.Base.__getitem__", "pkg.base.Base", [CallRef("self", "load", 1)])
+        },
+    )
+    init = file("/p/pkg/__init__.py", "pkg", is_package=True, imports={"Base": "pkg.base.Base"})
+    data = file(
+        "/p/pkg/data.py",
+        "pkg.data",
+        imports={"Base": "pkg.Base"},
+        classes={
+            "pkg.data.Images": ClassFacts(
+                "pkg.data.Images", "Images", NO_SPAN, bases=(ref("pkg.Base"),),
+                methods={"load": "pkg.data.Images.load"},
+            ),
+            "pkg.data.NotData": ClassFacts("pkg.data.NotData", "NotData", NO_SPAN),
+        },
+        functions={
+            "pkg.data.Images.load": fn("pkg.data.Images.load", "pkg.data.Images", [CallRef("ref", "pkg.data.decode", 2)]),
+            "pkg.data.decode": fn("pkg.data.decode"),
+        },
+    )
+    return base, init, data
+
+
+def test_dataset_through_reexported_base_in_another_file():
+    idx = build(*project_two_files())
+    names = {c.cls.qualname for c in idx.dataset_classes()}
+    assert names == {"pkg.base.Base", "pkg.data.Images"}
+
+
+def test_worker_functions_bind_self_to_the_concrete_class():
+    idx = build(*project_two_files())
+    images = idx.resolve_class("pkg.data.Images", "/p")
+    reached = {q for (_, q) in idx.worker_functions(images)}
+    assert reached == {"pkg.base.Base.__getitem__", "pkg.data.Images.load", "pkg.data.decode"}
+    base = idx.resolve_class("pkg.base.Base", "/p")
+    assert {q for (_, q) in idx.worker_functions(base)} == {"pkg.base.Base.__getitem__"}
+
+
+def loader_file(args, positional=1, unresolved=False, start_methods=(), imports=None):
+    return file(
+        "/p/train.py",
+        "train",
+        imports=imports or {"DataLoader": "torch.utils.data.DataLoader", "Images": "pkg.data.Images"},
+        loaders=(
+            LoaderCall("torch.utils.data.DataLoader", NO_SPAN, NO_SPAN, "train", args=args, positional=positional,
+                       unresolved_kwargs=unresolved),
+        ),
+        start_methods=tuple(start_methods),
+    )
+
+
+def test_loader_workers_context_and_dataset():
+    files = project_two_files()
+    idx = build(*files, loader_file({"dataset": call("pkg.data.Images"), "num_workers": const(4)}))
+    (loader,) = idx.loaders
+    assert loader.workers == "yes" and loader.context is None
+    assert [d.cls.qualname for d in loader.datasets] == ["pkg.data.Images"]
+    assert loader.start_methods == frozenset({"fork"}) or Settings().python_range()[0] >= 14
+    images = idx.resolve_class("pkg.data.Images", "/p")
+    base = idx.resolve_class("pkg.base.Base", "/p")
+    assert idx.loaders_using(images) == [loader]
+    assert idx.loaders_using(base) == [loader]  # a subclass instance is used
+
+
+def test_workers_verdicts():
+    cases = [
+        ({}, False, "no"),
+        ({"num_workers": const(0)}, False, "no"),
+        ({"num_workers": const(2)}, False, "yes"),
+        ({"num_workers": Value("unknown")}, False, "maybe"),
+        ({"num_workers": Value("union", options=(const(0), const(4)))}, False, "maybe"),
+        ({}, True, "maybe"),
+    ]
+    for args, unresolved, expected in cases:
+        idx = build(*project_two_files(), loader_file({"dataset": call("pkg.data.Images"), **args}, unresolved=unresolved))
+        assert idx.loaders[0].workers == expected, (args, unresolved)
+
+
+def test_context_verdicts():
+    for value, expected in [
+        (const("spawn"), "spawn"),
+        (Value("call", ref="multiprocessing.get_context", const="forkserver"), "forkserver"),
+        (Value("unknown"), "unknown"),
+        (const(None), None),
+    ]:
+        idx = build(loader_file({"num_workers": const(2), "multiprocessing_context": value}))
+        assert idx.loaders[0].context == expected
+        if expected and expected != "unknown":
+            assert idx.loaders[0].start_methods == frozenset({expected})
+
+
+def test_set_start_method_in_an_importing_entry_script():
+    data = loader_file({"num_workers": const(2)})
+    main = file(
+        "/p/main.py",
+        "main",
+        imported_modules=frozenset({"train"}),
+        start_methods=(StartMethodCall("spawn", NO_SPAN, "main", True, False, False),),
+    )
+    idx = build(data, main)
+    assert idx.loaders[0].start_methods == frozenset({"spawn"})
+    # an unrelated script's call does not apply
+    other = file("/p/other.py", "other", start_methods=(StartMethodCall("spawn", NO_SPAN, "other", True, False, False),))
+    idx = build(data, other, settings=Settings(target_version="py311"))
+    assert idx.loaders[0].start_methods == frozenset({"fork"})
+
+
+def test_class_passed_to_loader_is_a_dataset_without_torch_base():
+    plain = file(
+        "/p/plain.py",
+        "plain",
+        classes={"plain.Rows": ClassFacts("plain.Rows", "Rows", NO_SPAN, methods={"__getitem__": "plain.Rows.__getitem__"})},
+        functions={"plain.Rows.__getitem__": fn("plain.Rows.__getitem__", "plain.Rows")},
+    )
+    idx = build(plain, loader_file({"dataset": call("plain.Rows"), "num_workers": const(1)}))
+    assert [c.cls.qualname for c in idx.dataset_classes()] == ["plain.Rows"]
+
+
+def test_unparsed_project_module_is_reported_as_a_miss():
+    idx = build(loader_file({"dataset": call("pkg.data.Images")}), all_modules={"pkg.data": ["/p/pkg/data.py"]})
+    assert idx.loaders[0].datasets == []
+    assert idx.misses == {"/p/pkg/data.py"}
+
+
+def test_same_module_name_in_two_roots_prefers_the_importers_root():
+    a = file("/a/data.py", "data", root="/a", classes={"data.DS": ClassFacts("data.DS", "DS", NO_SPAN, bases=(ref("torch.utils.data.Dataset"),))})
+    b = file("/b/data.py", "data", root="/b", classes={"data.Other": ClassFacts("data.Other", "Other", NO_SPAN)})
+    idx = build(a, b)
+    assert idx.resolve_class("data.DS", "/a").file.path == "/a/data.py"
+    assert idx.resolve_class("data.DS", "/b") is None
+
+
+# ------------------------------------------------------------------------- resolution in a file
+
+
+def facts_of(src, module="m"):
+    return extract(f"/x/{module}.py", module, "/x", False, src.encode())
+
+
+def test_aliases_resolve_to_canonical_names():
+    src = """
+import torch.utils.data as tud
+from torch.utils.data import DataLoader as DL
+import torch
+from torch.utils.data.dataloader import DataLoader as Inner
+class A(tud.Dataset): pass
+class B(torch.utils.data.dataset.Dataset): pass
+def f(ds):
+    DL(ds, num_workers=2)
+    torch.utils.data.DataLoader(ds, 8, False, None, None, 3)
+    Inner(ds)
+    tud.DataLoader(dataset=ds)
+"""
+    facts = facts_of(src)
+    assert [b.ref for c in facts.classes.values() for b in c.bases] == ["torch.utils.data.Dataset"] * 2
+    assert [l.callee for l in facts.loaders] == ["torch.utils.data.DataLoader"] * 4
+    assert facts.loaders[1].args["num_workers"].const == 3  # positional index 5
+
+
+def test_relative_imports_and_local_shadowing():
+    src = """
+from .base import Base
+from ..util import helper
+def g():
+    DataLoader = object
+    DataLoader(1, num_workers=2)
+"""
+    facts = extract("/x/pkg/sub/m.py", "pkg.sub.m", "/x", False, src.encode())
+    assert facts.imports == {"Base": "pkg.sub.base.Base", "helper": "pkg.util.helper"}
+    assert facts.loaders == ()  # the local name is not torch's DataLoader
+
+
+def test_kwargs_dict_and_mutations_are_resolved():
+    src = """
+from torch.utils.data import DataLoader
+def make(ds, cfg):
+    kw = {"batch_size": 4}
+    kw["num_workers"] = 6
+    kw.update(multiprocessing_context="spawn")
+    a = DataLoader(ds, **kw)
+    b = DataLoader(ds, **cfg)
+    c = DataLoader(ds, **dict(num_workers=0))
+"""
+    a, b, c = facts_of(src).loaders
+    assert a.args["num_workers"].const == 6 and a.args["multiprocessing_context"].const == "spawn"
+    assert not a.unresolved_kwargs
+    assert b.unresolved_kwargs
+    assert c.args["num_workers"].const == 0
+
+
+def test_self_attribute_values_and_module_constants():
+    src = """
+import torch
+from torch.utils.data import DataLoader
+WORKERS = 4
+class Module:
+    def setup(self):
+        self.train_ds = MyDS()
+    def train_dataloader(self):
+        return DataLoader(self.train_ds, num_workers=WORKERS)
+"""
+    facts = facts_of(src)
+    (loader,) = facts.loaders
+    assert loader.args["dataset"].kind == "call"
+    assert loader.args["num_workers"].const == 4  # the module constant, followed
+    assert facts.constants["WORKERS"].const == 4
+
+
+def test_positions_are_character_columns():
+    src = 'x = "ééé"; import torch.multiprocessing as mp; mp.set_start_method("spawn")\n'
+    facts = facts_of(src)
+    (sm,) = facts.start_methods
+    assert sm.span.col == src.index("mp.set_start_method") + 1
+    assert sm.method == "spawn"
+
+
+def test_form_feed_does_not_shift_rows():
+    src = "import torch\n\x0c\ntorch.multiprocessing.set_start_method('fork')\n"
+    (sm,) = facts_of(src).start_methods
+    assert sm.span.row == 3
