@@ -318,6 +318,6 @@ def test_missing_torch_exits_2():
 
 
 def test_module_import_does_not_import_torch():
-    code = "import sys, dllint.doctor, dllint.explain; print('torch' in sys.modules)"
+    code = "import sys, dllint.doctor, dllint.explain, dllint.probe; print('torch' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.stdout.strip() == "False", res.stderr
