@@ -136,7 +136,14 @@ class Engine:
         for rule in self.rules:
             if rule.code in enabled:
                 diagnostics.extend(rule.check(project))
-        result = self._filter(diagnostics, enabled, target_set, facts)
+        used: set[tuple[str, int, str]] = set()
+        result = self._filter(diagnostics, enabled, target_set, facts, used)
+        late: list[Diagnostic] = []
+        for rule in self.rules:  # rules judging the suppressions themselves (DL001)
+            if rule.code in enabled and hasattr(rule, "check_noqa"):
+                late.extend(rule.check_noqa(project, used, enabled, self.ignored))
+        if late:
+            result = sorted(result + self._filter(late, enabled, target_set, facts), key=Diagnostic.sort_key)
         return Analysis(result, project, len(target_set), len(facts), data)
 
     def _demands(self, index: ProjectIndex, data, facts, seen_names: set[str]) -> set[str]:
@@ -161,7 +168,14 @@ class Engine:
             new.update(p for p, b in data.items() if p not in facts and regex.search(b))
         return new
 
-    def _filter(self, diagnostics, enabled, targets, facts) -> list[Diagnostic]:
+    def ignored(self, path: str, code: str) -> bool:
+        """Whether per-file-ignores turn ``code`` off for ``path``."""
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        selectors = self.settings.ignored_for(rel)
+        return code in selectors or _prefix_ignored(code, selectors)
+
+    def _filter(self, diagnostics, enabled, targets, facts, used=None) -> list[Diagnostic]:
+        """Selection, per-file-ignores and noqa; ``used`` collects (path, row, code) of each noqa match."""
         out = []
         seen = set()
         for d in diagnostics:
@@ -176,6 +190,8 @@ class Engine:
                     continue
                 row = d.noqa_row or d.span.row
                 if row in f.noqa and (f.noqa[row] is None or d.code in f.noqa[row]):
+                    if used is not None:
+                        used.add((d.path, row, d.code))
                     continue
             key = (d.path, d.span, d.code, d.message)
             if key in seen:
