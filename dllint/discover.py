@@ -188,9 +188,15 @@ class IgnoreStack:
             rel = os.path.relpath(path, base).replace(os.sep, "/")
             if rel.startswith(".."):
                 continue
+            parents = None
             for rule in rules:
                 if rule.dir_only and not is_dir:
-                    # "dir/" also matches files inside dir (handled by pruning the directory)
+                    # "dir/" never matches a file itself, only the files inside a directory
+                    if parents is None:
+                        parts = rel.split("/")[:-1]
+                        parents = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+                    if any(rule.regex.match(p) for p in parents):
+                        result = not rule.negate
                     continue
                 if rule.regex.match(rel):
                     result = not rule.negate

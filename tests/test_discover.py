@@ -1,0 +1,68 @@
+"""File discovery: .gitignore semantics, excludes, virtualenvs, module names."""
+
+from __future__ import annotations
+
+from dllint.discover import DEFAULT_EXCLUDES, discover, find_project_root, module_name, parse_gitignore
+
+
+def matches(patterns, path, is_dir=False):
+    result = False
+    for rule in parse_gitignore(patterns):
+        if rule.dir_only and not is_dir:
+            continue
+        if rule.regex.match(path):
+            result = not rule.negate
+    return result
+
+
+def test_gitignore_patterns():
+    assert matches("*.py", "a/b.py")
+    assert matches("/gen", "gen") and not matches("/gen", "a/gen")
+    assert matches("docs/*.py", "docs/x.py") and not matches("docs/*.py", "docs/sub/x.py")
+    assert matches("**/tmp", "a/b/tmp")
+    assert matches("out/", "out", is_dir=True) and not matches("out/", "out", is_dir=False)
+    assert not matches("*.py\n!keep.py", "keep.py")
+    assert matches("a/**/z.py", "a/b/c/z.py") and matches("a/**/z.py", "a/z.py")
+
+
+def write(root, rel, text="x = 1\n"):
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def test_discover_honours_gitignore_excludes_and_venvs(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, ".gitignore", "secret/\n*.gen.py\n")
+    write(tmp_path, "sub/.gitignore", "local.py\n")
+    keep = [write(tmp_path, "a.py"), write(tmp_path, "sub/b.py"), write(tmp_path, "pkg/c.pyi")]
+    write(tmp_path, "secret/x.py")
+    write(tmp_path, "x.gen.py")
+    write(tmp_path, "sub/local.py")
+    write(tmp_path, "env/pyvenv.cfg", "home = /usr\n")
+    write(tmp_path, "env/lib/site.py")
+    write(tmp_path, "build/out.py")
+    write(tmp_path, "vendor/v.py")
+    found = discover([str(tmp_path)], str(tmp_path), [*DEFAULT_EXCLUDES, "vendor"])
+    assert found == sorted(str(p) for p in keep)
+    # without gitignore
+    found = discover([str(tmp_path)], str(tmp_path), list(DEFAULT_EXCLUDES), respect_gitignore=False)
+    assert str(tmp_path / "secret/x.py") in found
+    # starting below the root still applies the root's .gitignore
+    found = discover([str(tmp_path / "secret")], str(tmp_path), list(DEFAULT_EXCLUDES))
+    assert found == []
+
+
+def test_module_names_and_project_root(tmp_path):
+    write(tmp_path, "pyproject.toml", "")
+    write(tmp_path, "src/pkg/__init__.py", "")
+    write(tmp_path, "src/pkg/sub/__init__.py", "")
+    mod = write(tmp_path, "src/pkg/sub/data.py")
+    script = write(tmp_path, "scripts/train.py")
+    m = module_name(str(mod))
+    assert (m.module, m.root, m.is_package) == ("pkg.sub.data", str(tmp_path / "src"), False)
+    m = module_name(str(tmp_path / "src/pkg/__init__.py"))
+    assert (m.module, m.is_package) == ("pkg", True)
+    assert module_name(str(script)).module == "train"
+    assert find_project_root([str(script)]) == str(tmp_path)
