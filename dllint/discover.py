@@ -252,14 +252,17 @@ def discover(
     exclude: list[str],
     respect_gitignore: bool = True,
     suffixes: tuple[str, ...] = SOURCE_SUFFIXES,
+    force_exclude: bool = False,
 ) -> list[str]:
     """Source files under ``paths`` (absolute, sorted, unique). Files named explicitly are kept
-    even when excluded, as ruff does."""
+    even when excluded, as ruff does, unless ``force_exclude`` (what pre-commit needs)."""
     excluder = Excluder(root, exclude)
     found: set[str] = set()
     for p in paths:
         ap = os.path.abspath(p)
         if os.path.isfile(ap) or (os.path.lexists(ap) and not os.path.isdir(ap)):
+            if force_exclude and _excluded_explicit(ap, root, excluder, respect_gitignore):
+                continue
             found.add(ap)  # named explicitly: kept, and reported if it cannot be read
             continue
         if not os.path.isdir(ap):
@@ -297,3 +300,19 @@ def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found) -> N
             if respect_gitignore and ignores.ignored(path, False):
                 continue
             found.add(os.path.abspath(path))
+
+
+def _excluded_explicit(path: str, root: str, excluder: Excluder, respect_gitignore: bool) -> bool:
+    """Whether an explicitly named file would have been skipped by a directory walk."""
+    cur = path
+    while True:
+        if excluder.excluded(cur):
+            return True
+        parent = os.path.dirname(cur)
+        if parent == cur or not os.path.abspath(parent).startswith(os.path.abspath(root)) or cur == root:
+            break
+        cur = parent
+    if respect_gitignore:
+        stack = _ancestor_ignores(root, os.path.dirname(path)).push(os.path.dirname(path))
+        return stack.ignored(path, False)
+    return False

@@ -65,10 +65,11 @@ def use_color() -> bool:
 @click.option("--stdin-filename", help="The path of the file read from standard input (`-`).")
 @click.option("--exclude", multiple=True, help="Glob patterns to exclude (replaces the defaults).")
 @click.option("--extend-exclude", multiple=True, help="Glob patterns to exclude on top of the defaults.")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes and .gitignore to files named explicitly too.")
 @click.option("--jobs", type=int, default=None, help="Processes for per-file analysis (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_zero, config_path, target_version,
-          output_format, stdin_filename, exclude, extend_exclude, jobs, quiet):
+          output_format, stdin_filename, exclude, extend_exclude, force_exclude, jobs, quiet):
     """Check PATHS (files or directories, default `.`) for DataLoader pitfalls."""
     paths = list(paths) or ["."]
     stdin_data = None
@@ -100,9 +101,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         base_overlay = {paths[0]: stdin_data}
         explicit = set(paths)
     else:
-        targets = discover(paths, root, settings.all_excludes, settings.respect_gitignore)
+        targets = discover(paths, root, settings.all_excludes, settings.respect_gitignore, force_exclude=force_exclude)
         base_overlay = {}
-        explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
+        explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)} & set(targets)
 
     def analyse(overlay):
         return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
