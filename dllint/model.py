@@ -213,10 +213,19 @@ class Diagnostic:
     fix: Fix | None = None
     severity: str = "warning"  # "error" | "warning" | "info"
     noqa_row: int | None = None
+    # notebooks: spans are rows of the concatenated code cells; ``cell`` is the 1-based cell
+    # number and ``cell_row_offset`` the rows before that cell (row in the cell = row - offset)
+    cell: int | None = None
+    cell_row_offset: int = 0
 
     @property
     def row(self) -> int:
         return self.span.row
+
+    @property
+    def cell_row(self) -> int:
+        """The row to show: the line in the cell for a notebook, else the file row."""
+        return self.span.row - self.cell_row_offset
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.row, self.span.col, self.code, self.message)
