@@ -97,7 +97,7 @@ class Explanation:
 # A pid list as torch prints it: "pid 123", "pid(s) 1, 2, 3".
 _PIDS = r"pid(?:\(s\))?\s*[\d,\s]+"
 _WORKER_EXITED = r"DataLoader worker \(" + _PIDS + r"\) exited unexpectedly"
-_KILLED_BY = r"DataLoader worker \(pid \d+\) is killed by signal:?\s*"
+_KILLED_BY = r"DataLoader worker (?:\(pid \d+\) )?is killed by signal:?\s*"
 
 CAUSES: tuple[Cause, ...] = (
     Cause(
@@ -243,6 +243,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         signatures=(
             Signature(r"Can't pickle local object '[^']*'", 12),
+            Signature(r"Can't pickle local object <(?:function|class) ", 12),
             Signature(r"Can't pickle <(?:function|class) [^>]*>", 11),
             Signature(r"cannot pickle '[^']+' object", 11),
             Signature(r"Can't pickle \S+", 8),
@@ -440,7 +441,11 @@ CAUSES: tuple[Cause, ...] = (
 _INNER = re.compile(r"Caught (\w+) in DataLoader worker process (\d+)")
 _PID_LIST = re.compile(r"DataLoader worker \(pid(?:\(s\))?\s*([\d,\s]+)\)")
 _FINAL_EXC = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Interrupt)):\s*(.*)$", re.MULTILINE)
-_PICKLE_OBJ = re.compile(r"(?:Can't pickle local object|Can't get attribute|cannot pickle) '([^']+)'", re.IGNORECASE)
+_PICKLE_OBJ = re.compile(
+    r"(?:Can't pickle local object|Can't get local object|Can't get attribute|cannot pickle) "
+    r"(?:'([^']+)'|<(?:function|class) (\S+))",
+    re.IGNORECASE,
+)
 
 
 def _details(text: str) -> dict[str, str]:
@@ -459,7 +464,11 @@ def _details(text: str) -> dict[str, str]:
         out["final_exception"] = f"{name}: {msg.strip()}"[:300]
     m = _PICKLE_OBJ.search(text)
     if m:
-        out["object"] = m.group(1)
+        out["object"] = re.sub(r"\s+", "", m.group(1) or m.group(2))
+    # Python >= 3.14 notes which attribute failed: "when serializing dict item 'transform'".
+    items = re.findall(r"when serializing dict item '([^']+)'", text)
+    if items:
+        out["attribute"] = ".".join(reversed(items))
     if re.search(r"popen_spawn|spawn\.py|spawn_main", text):
         out["start_method"] = "spawn"
     elif re.search(r"popen_forkserver|forkserver\.py", text):
@@ -475,10 +484,29 @@ def _last_lines_bonus(text: str, pattern: re.Pattern[str]) -> float:
     return 0.5 if pattern.search(tail) else 0.0
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Prefixes that launchers and renderers put on every line: torchrun "[rank1]:", "[default0]:",
+# e-mail/markdown quoting "> ", rich's box-drawing borders.
+_LINE_PREFIX = re.compile(r"^\s*(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|>\s?)+")
+_BOX = re.compile(r"[\u2500-\u257f]")
+
+
+def normalize(text: str) -> str:
+    """Undo what terminals, launchers and copy-paste do to an error text."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\n" not in text and "\\n" in text:  # a log pasted as an escaped string
+        text = text.replace("\\n", "\n").replace("\\'", "'")
+    text = _ANSI.sub("", text)
+    lines = []
+    for line in text.split("\n"):
+        line = _BOX.sub(" ", _LINE_PREFIX.sub("", line))
+        lines.append(re.sub(r"[ \t]+", " ", line).rstrip())
+    return "\n".join(lines)
+
+
 def explain_text(text: str) -> Explanation:
     """Rank the known causes for an error text (one line or a whole log)."""
-    # Normalize: join the lines torch wraps, collapse runs of spaces, keep the line structure.
-    norm = "\n".join(re.sub(r"[ \t]+", " ", line) for line in text.replace("\r\n", "\n").split("\n"))
+    norm = normalize(text)
     flat = re.sub(r"\s+", " ", norm)
     ranked: list[RankedCause] = []
     for cause in CAUSES:

@@ -33,6 +33,13 @@ TRACEBACKS = [
     ("persistent.txt", "worker-only-args", "DL304"),
     ("timeout.txt", "loader-timeout", "DL204"),
     ("main_attr.txt", "class-not-importable", "DL103"),
+    # the same messages as they reach us from launchers, terminals and issue trackers
+    ("ddp_bootstrap.txt", "missing-main-guard", "DL303"),  # torchrun "[rank0]:" prefixes
+    ("wrapped_lambda.txt", "unpicklable-worker-state", "DL103"),  # quoted, hard-wrapped Windows log
+    ("py314_notes.txt", "unpicklable-worker-state", "DL103"),  # Python 3.14 wording and notes
+    ("rich_exited.txt", "shm-too-small", "DL309"),  # rich traceback boxes
+    ("old_killed.txt", "oom-killed", "DL101"),
+    ("escaped_killed.txt", "oom-killed", "DL101"),  # pasted as an escaped string, no pid (old torch)
 ]
 
 
@@ -43,7 +50,7 @@ def test_traceback_ranks_right_cause_first(name: str, cause: str, rule: str) -> 
     assert exp.top.id == cause, [(c.id, c.score) for c in exp.causes]
     assert rule in [r["code"] for r in exp.top.rules]
     # The top cause clearly beats the runner-up unless the text itself is generic.
-    if len(exp.causes) > 1 and name != "exited.txt":
+    if len(exp.causes) > 1 and name not in ("exited.txt", "rich_exited.txt"):
         assert exp.top.score >= 2 * exp.causes[1].score
 
 
@@ -125,6 +132,20 @@ def test_details_name_the_object_and_start_method() -> None:
     assert exp.details["start_method"] == "forkserver"
     exp = explain_text((DATA / "cuda_fork.txt").read_text())
     assert exp.details["worker_exception"] == "RuntimeError"
+
+
+def test_mangled_texts_keep_their_facts() -> None:
+    exp = explain_text((DATA / "wrapped_lambda.txt").read_text())
+    assert exp.details["object"] == "TrainAugmentation.__init__.<locals>.<lambda>"
+    assert exp.details["start_method"] == "spawn"
+    exp = explain_text((DATA / "py314_notes.txt").read_text())
+    assert exp.details["object"] == "ImageFolderDS.__init__.<locals>.<lambda>"
+    assert exp.details["attribute"] == "_dataset.target_transform"
+    assert exp.details["start_method"] == "forkserver"
+    exp = explain_text((DATA / "rich_exited.txt").read_text())
+    assert exp.details["worker_pids"] == "164250"
+    exp = explain_text("\x1b[31mRuntimeError: received 0 items of ancdata\x1b[0m")
+    assert exp.top.id == "too-many-open-files"
 
 
 def test_worker_exception_in_user_code_is_recognized() -> None:
