@@ -33,6 +33,7 @@ class Analysis:
     files_checked: int
     analysed: int
     sources: dict[str, bytes] = field(default_factory=dict)
+    notebooks: dict = field(default_factory=dict)  # path -> dllint.notebook.NotebookSource
 
 
 def _extract_job(args):
@@ -110,6 +111,7 @@ class Engine:
                     data[path] = fh.read()
             except OSError as exc:
                 read_errors[path] = exc.strerror or str(exc)
+        notebooks = self._read_notebooks(data, read_errors)
         names = {p: module_name(p) for p in data}
         all_modules: dict[str, list[str]] = {}
         for path, mn in names.items():
@@ -144,7 +146,23 @@ class Engine:
                 late.extend(rule.check_noqa(project, used, enabled, self.ignored))
         if late:
             result = sorted(result + self._filter(late, enabled, target_set, facts), key=Diagnostic.sort_key)
-        return Analysis(result, project, len(target_set), len(facts), data)
+        if notebooks:
+            result = [_in_cell(d, notebooks[d.path]) if d.path in notebooks else d for d in result]
+        return Analysis(result, project, len(target_set), len(facts), data, notebooks)
+
+    @staticmethod
+    def _read_notebooks(data: dict[str, bytes], read_errors: dict[str, str]) -> dict:
+        """Notebooks are analysed as their code cells' Python (``data`` is updated in place)."""
+        from dllint.notebook import NotebookError, is_notebook, notebook_python
+
+        out = {}
+        for path in [p for p in data if is_notebook(p)]:
+            try:
+                data[path], out[path] = notebook_python(data[path])
+            except NotebookError as exc:
+                del data[path]
+                read_errors[path] = str(exc)
+        return out
 
     def _demands(self, index: ProjectIndex, data, facts, seen_names: set[str]) -> set[str]:
         """Files the analysis needs that are not parsed yet."""
@@ -200,6 +218,13 @@ class Engine:
             out.append(d)
         out.sort(key=Diagnostic.sort_key)
         return out
+
+
+def _in_cell(diag: Diagnostic, notebook) -> Diagnostic:
+    from dataclasses import replace
+
+    where = notebook.cell_row_offset(diag.span.row)
+    return replace(diag, cell=where[0], cell_row_offset=where[1]) if where else diag
 
 
 def _prefix_ignored(code: str, selectors: set[str]) -> bool:
