@@ -115,6 +115,7 @@ class FixResult:
     originals: dict[str, bytes] = field(default_factory=dict)
     applied: list[Diagnostic] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    notebooks: dict[str, bytes] = field(default_factory=dict)  # path -> the fixed notebook's JSON bytes
 
 
 def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
@@ -148,7 +149,18 @@ def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
                 result.failures.append(f"{path}: fixes for {', '.join(sorted({d.code for d in applied}))} not applied: {error}")
                 rejected.update((d.path, d.code, d.span) for d in diags)
                 continue
-            overlay[path] = encode_like(result.originals[path], new_text)
+            notebook = getattr(analysis, "notebooks", {}).get(path)
+            if notebook is not None:  # the overlay of a notebook is the notebook itself
+                from dllint.notebook import NotebookError
+
+                try:
+                    overlay[path] = result.notebooks[path] = notebook.with_python(new_text)
+                except NotebookError as exc:
+                    result.failures.append(f"{path}: fixes for {', '.join(sorted({d.code for d in applied}))} not applied: {exc}")
+                    rejected.update((d.path, d.code, d.span) for d in diags)
+                    continue
+            else:
+                overlay[path] = encode_like(result.originals[path], new_text)
             result.fixed[path] = new_text
             result.applied.extend(applied)
             changed = True
@@ -160,4 +172,7 @@ def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
 
 def write_fixes(result: FixResult) -> None:
     for path, text in result.fixed.items():
+        if path in result.notebooks:
+            write_atomic(path, result.notebooks[path])
+            continue
         write_atomic(path, encode_like(result.originals[path], text))
