@@ -28,15 +28,16 @@ def to_dict(diag) -> dict:
     from dllint.rules import rule_by_code
 
     rule = rule_by_code(diag.code)
+    shift = diag.cell_row_offset  # notebooks: rows within the cell, as ruff reports them
     return {
-        "cell": None,
+        "cell": diag.cell,
         "code": diag.code,
-        "end_location": _loc(diag.span.end_row, diag.span.end_col),
+        "end_location": _loc(diag.span.end_row - shift, diag.span.end_col),
         "filename": os.path.abspath(diag.path),
         "fix": fix,
-        "location": _loc(diag.span.row, diag.span.col),
+        "location": _loc(diag.span.row - shift, diag.span.col),
         "message": diag.message,
-        "noqa_row": diag.noqa_row or diag.span.row,
+        "noqa_row": (diag.noqa_row or diag.span.row) - shift,
         "url": rule.url if rule else None,
     }
 

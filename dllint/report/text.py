@@ -11,6 +11,12 @@ def fixable(diag, unsafe: bool) -> bool:
     return diag.fix is not None and allowed(diag.fix.applicability, unsafe)
 
 
+def position(diag) -> str:
+    """``row`` for a file; ``cell 3:line 2`` for a notebook (line 2 of its third cell)."""
+    cell = getattr(diag, "cell", None)
+    return f"cell {cell}:line {diag.cell_row}" if cell is not None else f"{diag.span.row}"
+
+
 def line(diag, ctx) -> str:
     path = ctx.display_path(diag.path)
     marker = " [*]" if fixable(diag, ctx.unsafe_fixes) else ""
@@ -18,14 +24,14 @@ def line(diag, ctx) -> str:
         location = (
             click.style(path, bold=True)
             + click.style(":", fg="cyan")
-            + f"{diag.span.row}"
+            + position(diag)
             + click.style(":", fg="cyan")
             + f"{diag.span.col}"
             + click.style(":", fg="cyan")
         )
         code = click.style(diag.code, fg="red", bold=True)
         return f"{location} {code}{click.style(marker, fg='cyan')} {diag.message}"
-    return f"{path}:{diag.span.row}:{diag.span.col}: {diag.code}{marker} {diag.message}"
+    return f"{path}:{position(diag)}:{diag.span.col}: {diag.code}{marker} {diag.message}"
 
 
 def summary(diagnostics, ctx) -> str:
