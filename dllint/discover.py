@@ -40,7 +40,7 @@ DEFAULT_EXCLUDES = (
     "venv",
 )
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are linted as their code cells
 
 
 def find_project_root(paths: list[str]) -> str:
