@@ -125,6 +125,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             sys.exit(1 if text else 0)
         if stdin_data is not None:
             fixed = result.fixed.get(paths[0])
+            if paths[0] in result.notebooks:  # a notebook on stdin is written back as a notebook
+                fixed = result.notebooks[paths[0]].decode("utf-8")
             sys.stdout.write(fixed if fixed is not None else stdin_data.decode("utf-8", errors="replace"))
             ctx.fix_applied = len(result.applied)
             report = render("text" if output_format in ("text", "concise") else output_format, analysis.diagnostics, ctx)
