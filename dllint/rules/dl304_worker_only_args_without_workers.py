@@ -1,0 +1,315 @@
+"""DL304 worker-only-args-without-workers.
+
+``DataLoader.__init__`` (torch 2.x) raises ValueError when an option that only means something
+with worker processes is given while ``num_workers == 0``:
+
+- ``prefetch_factor`` not None: "prefetch_factor option could only be specified in multiprocessing..."
+- ``persistent_workers`` truthy: "persistent_workers option needs num_workers > 0"
+- ``multiprocessing_context`` not None: "multiprocessing_context can only be used with multi-process
+  loading (num_workers > 0), but got num_workers=0"
+
+Facts come from the core ``LoaderCall`` (values, positional mapping, ``**kwargs``); this rule's
+``extract`` adds what the fix needs: the keyword's exact text positions, the source of the
+num_workers expression, and whether the call sits under a test that mentions num_workers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.names import DATALOADER, GET_CONTEXT, canonical
+from dllint.rules.base import Rule
+
+WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
+NUM_WORKERS_POSITION = 5
+CPU_COUNT = frozenset(
+    {"os.cpu_count", "multiprocessing.cpu_count", "torch.multiprocessing.cpu_count", "psutil.cpu_count"}
+)
+
+ERRORS = {
+    "prefetch_factor": "ValueError: prefetch_factor option could only be specified in multiprocessing",
+    "persistent_workers": "ValueError: persistent_workers option needs num_workers > 0",
+    "multiprocessing_context": "ValueError: multiprocessing_context can only be used with multi-process loading",
+}
+
+
+def call_key(span: Span) -> tuple[int, int]:
+    return (span.row, span.col)
+
+
+def _source_between(ctx, start: Span, end: Span) -> str:
+    """The text from the end of ``start`` to the beginning of ``end``."""
+    lines = ctx.lines
+    if start.end_row == end.row:
+        return lines[start.end_row - 1][start.end_col - 1 : end.col - 1]
+    parts = [lines[start.end_row - 1][start.end_col - 1 :]]
+    parts.extend(lines[start.end_row : end.row - 1])
+    parts.append(lines[end.row - 1][: end.col - 1])
+    return "\n".join(parts)
+
+
+def _only_separator(text: str) -> bool:
+    return "#" not in text and text.replace(",", "", 1).strip() == ""
+
+
+def _removal(ctx, call: ast.Call, kw: ast.keyword) -> Span | None:
+    """The range to delete to drop ``kw`` (with one separating comma), or None if unsure."""
+    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    i = next(j for j, n in enumerate(items) if n is kw)
+    own = ctx.span(kw)
+    if i > 0:
+        prev = ctx.span(items[i - 1])
+        if not _only_separator(_source_between(ctx, prev, own)):
+            return None
+        return Span(prev.end_row, prev.end_col, own.end_row, own.end_col)
+    if i + 1 < len(items):
+        nxt = ctx.span(items[i + 1])
+        if not _only_separator(_source_between(ctx, own, nxt)):
+            return None
+        return Span(own.row, own.col, nxt.row, nxt.col)
+    return own
+
+
+def _guarded(ctx, call: ast.Call, nw_text: str) -> bool:
+    """The call sits under an ``if``/``while``/conditional expression whose test mentions num_workers."""
+    child = call
+    for anc in ctx.ancestors(call):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+            return False
+        if isinstance(anc, (ast.If, ast.While, ast.IfExp)) and child is not anc.test:
+            for sub in ast.walk(anc.test):
+                if isinstance(sub, (ast.Name, ast.Attribute)) and ctx.segment(sub, 200) == nw_text:
+                    return True
+        child = anc
+    return False
+
+
+def extract_calls(ctx) -> dict:
+    """Per call with a worker-only keyword: positions for fixes, keyed by the call's position."""
+    out: dict[tuple[int, int], dict] = {}
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        kws = [kw for kw in node.keywords if kw.arg in WORKER_ONLY]
+        if not kws:
+            continue
+        nw_node = next((kw.value for kw in node.keywords if kw.arg == "num_workers"), None)
+        if nw_node is None and len(node.args) > NUM_WORKERS_POSITION:
+            nw_node = node.args[NUM_WORKERS_POSITION]
+            if isinstance(nw_node, ast.Starred):
+                nw_node = None
+        nw_text = ctx.segment(nw_node, 200) if nw_node is not None else None
+        entry = {
+            "nw_text": nw_text,
+            "nw_simple": isinstance(nw_node, (ast.Name, ast.Attribute, ast.Constant)),
+            "nw_literal": isinstance(nw_node, ast.Constant),
+            "guarded": bool(nw_text) and _guarded(ctx, node, nw_text),
+            "keywords": {},
+        }
+        for kw in kws:
+            entry["keywords"][kw.arg] = {
+                "value_span": ctx.span(kw.value),
+                "value_text": ctx.segment(kw.value, 200),
+                "removal": _removal(ctx, node, kw),
+                "span": ctx.span(kw),
+            }
+        out[call_key(ctx.span(node))] = entry
+    return out
+
+
+def passes_through(index, loader) -> tuple[bool, bool]:
+    """(torch's checks run on these arguments, positional arguments follow torch's order)."""
+    callee = canonical(loader.call.callee)
+    if callee == DATALOADER:
+        return True, True
+    ref = index.resolve_class(callee, loader.file.root)
+    if ref is not None:
+        # a project subclass: only when it keeps DataLoader's own __init__
+        if index.find_method(ref, "__init__") is not None:
+            return False, False
+        bases = {canonical(b) for b in index.external_bases(ref)}
+        return True, DATALOADER in bases
+    return True, False  # a library DataLoader subclass: keywords pass through
+
+
+def surely_positive(value) -> bool:
+    """num_workers expressions that cannot be 0: ``max(1, n)``, ``os.cpu_count()``."""
+    alts = value.alternatives()
+    for alt in alts:
+        if alt.kind == "call" and canonical(alt.ref) == "builtins.max" and isinstance(alt.const, int) and alt.const >= 1:
+            continue
+        if alt.kind == "call" and canonical(alt.ref) in CPU_COUNT:
+            continue
+        if alt.kind == "const" and isinstance(alt.const, int) and not isinstance(alt.const, bool) and alt.const > 0:
+            continue
+        return False
+    return True
+
+
+def offending(name: str, value) -> bool:
+    """The argument's value certainly trips torch's check when num_workers is 0."""
+    alts = value.alternatives()
+    if not alts:
+        return False
+    for alt in alts:
+        if name == "prefetch_factor":
+            if not (alt.kind == "const" and alt.const is not None):
+                return False
+        elif name == "persistent_workers":
+            if not (alt.kind == "const" and alt.const):
+                return False
+        else:
+            ok = (alt.kind == "const" and isinstance(alt.const, str)) or (
+                alt.kind == "call" and canonical(alt.ref) in GET_CONTEXT
+            )
+            if not ok:
+                return False
+    return True
+
+
+def guarded_text(name: str, value_text: str, nw: str) -> str:
+    if name == "persistent_workers":
+        return f"{nw} > 0" if value_text == "True" else f"{value_text} and {nw} > 0"
+    return f"{value_text} if {nw} > 0 else None"
+
+
+class WorkerOnlyArgsWithoutWorkers(Rule):
+    code = "DL304"
+    name = "worker-only-args-without-workers"
+    severity = "error"
+    fix = "safe"
+    triggers = (b"prefetch_factor", b"persistent_workers", b"multiprocessing_context")
+    summary = "`prefetch_factor` / `persistent_workers` / `multiprocessing_context` with num_workers=0: DataLoader raises ValueError."
+    docs = {
+        "What it does": """
+            Flags a DataLoader given `prefetch_factor`, `persistent_workers=True` or
+            `multiprocessing_context` while `num_workers` is 0 (absent, a literal, or a constant):
+            an error. When `num_workers` is an expression (a config value, a parameter) and the
+            option is passed unconditionally, it flags a warning: the call crashes as soon as a
+            user sets the workers to 0 (a common debugging step).
+
+            Stays silent when the option is `None`/`False` or itself depends on a value we cannot
+            decide, when num_workers is surely positive (`max(1, n)`, `os.cpu_count()`), when the
+            call sits under an `if` that tests num_workers, and for DataLoader subclasses with
+            their own `__init__`.
+            """,
+        "Why is this bad?": """
+            `DataLoader.__init__` (torch >= 2.0) rejects these options without workers:
+
+            - `ValueError: prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.`
+            - `ValueError: persistent_workers option needs num_workers > 0`
+            - `ValueError: multiprocessing_context can only be used with multi-process loading (num_workers > 0), but got num_workers=0`
+
+            Config-driven `num_workers` with unconditional options crashed in
+            deepseek-ai/DeepSpec#40, JonasGeiping/cramming#23, AnswerDotAI/ModernBERT#38 and
+            rom1504/clip-retrieval#356. (torch <= 1.13 only accepted `prefetch_factor=2`, the
+            default, without workers: pytorch/pytorch#68576.)
+            """,
+        "Example": """
+            ```python
+            loader = DataLoader(ds, batch_size=32, num_workers=args.workers,
+                                prefetch_factor=4, persistent_workers=True)
+            ```
+            """,
+        "Use instead": """
+            ```python
+            loader = DataLoader(ds, batch_size=32, num_workers=args.workers,
+                                prefetch_factor=4 if args.workers > 0 else None,
+                                persistent_workers=args.workers > 0)
+            ```
+            With `num_workers` absent or a literal 0, drop the option.
+            """,
+        "Fix safety": """
+            Safe. The fix only changes what happens when num_workers is 0 (where the original
+            call raises) and keeps the value unchanged when num_workers > 0:
+            `prefetch_factor=P if NW > 0 else None`, `persistent_workers=PW and NW > 0`
+            (`NW > 0` when PW is `True`), `multiprocessing_context=C if NW > 0 else None`.
+            It is offered only when the num_workers expression is a name, an attribute or a
+            literal written in the call (evaluating it twice has no effect); with num_workers
+            absent or a literal 0 the option is dropped. No fix for an option passed
+            positionally or through `**kwargs`.
+            """,
+        "References": """
+            - `torch/utils/data/dataloader.py`, `DataLoader.__init__` and the `multiprocessing_context` setter
+            - https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader
+            - pytorch/pytorch#68576
+            """,
+    }
+
+    def extract(self, ctx):
+        return extract_calls(ctx) or None
+
+    def check(self, project):
+        index = project.index
+        for loader in index.loaders:
+            payload = project.payload(self.code, loader.file.path)
+            if not payload:
+                continue
+            entry = payload.get(call_key(loader.call.span))
+            if entry is None:
+                continue
+            checked, positional_ok = passes_through(index, loader)
+            if not checked:
+                continue
+            yield from self._check_loader(loader, entry, positional_ok)
+
+    def _check_loader(self, loader, entry, positional_ok):
+        call = loader.call
+        if not positional_ok and call.positional > 1:
+            return  # positional arguments of another signature: we cannot tell what they are
+        nw_value = call.args.get("num_workers")
+        if nw_value is None:
+            if call.unresolved_kwargs:
+                return
+            status, nw_desc = "zero", "num_workers not given (default 0)"
+        elif loader.workers == "no":
+            alts = nw_value.alternatives()
+            if any(isinstance(a.const, int) and a.const < 0 for a in alts if a.kind == "const"):
+                return  # another ValueError comes first
+            if entry["nw_literal"]:
+                nw_desc = f"num_workers={entry['nw_text']}"
+            else:
+                nw_desc = f"num_workers=`{entry['nw_text'] or nw_value.text}` (= 0)"
+            status = "zero"
+        elif loader.workers == "maybe":
+            if entry["nw_text"] is None or entry["guarded"] or surely_positive(nw_value):
+                return
+            status, nw_desc = "maybe", f"num_workers=`{entry['nw_text']}` may be 0"
+        else:
+            return
+        for name, info in entry["keywords"].items():
+            value = call.args.get(name)
+            if value is None or not offending(name, value):
+                continue
+            shown = info["value_text"]
+            if status == "zero":
+                message = (
+                    f"`{name}={shown}` with {nw_desc}: DataLoader raises {ERRORS[name]}"
+                )
+                severity = "error"
+            else:
+                message = (
+                    f"`{name}={shown}` is passed unconditionally but {nw_desc}: "
+                    f"DataLoader then raises {ERRORS[name]}"
+                )
+                severity = "warning"
+            yield Diagnostic(
+                self.code,
+                message,
+                loader.file.path,
+                info["span"],
+                fix=self._fix(name, info, entry, status),
+                severity=severity,
+            )
+
+    @staticmethod
+    def _fix(name, info, entry, status) -> Fix | None:
+        if entry["nw_text"] is None or entry["nw_literal"]:
+            if status != "zero" or info["removal"] is None:
+                return None
+            return Fix("safe", f"Remove `{name}` (num_workers is 0)", (Edit("", info["removal"]),))
+        if not entry["nw_simple"]:
+            return None
+        new = guarded_text(name, info["value_text"], entry["nw_text"])
+        return Fix("safe", f"Pass `{name}` only when num_workers > 0", (Edit(new, info["value_span"]),))
