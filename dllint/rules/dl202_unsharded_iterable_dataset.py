@@ -1,0 +1,197 @@
+"""DL202 unsharded-iterable-dataset.
+
+Also holds the small helpers the worker-state rules (DL103, DL104, DL105, DL202, DL203) share:
+which loaders use a Dataset class, whether they are proven to run without workers, and the
+start methods their workers may get.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.model import Diagnostic
+from dllint.names import ITERABLE_DATASET, canonical
+from dllint.rules.base import Rule
+
+GET_WORKER_INFO = "torch.utils.data.get_worker_info"
+# Calls (by resolved name, or by method name on an object we cannot resolve) that split a stream
+# between workers: torch's own, webdataset's, torchdata's, Hugging Face's `.shard(...)`.
+SHARDING_NAMES = frozenset({"get_worker_info", "split_by_worker", "sharding_filter", "apply_sharding", "shard"})
+
+
+# ------------------------------------------------------------------ shared helpers
+
+
+def class_loaders(index, ref):
+    """Loaders whose dataset is this class (or a subclass)."""
+    return index.loaders_using(ref)
+
+
+def proven_without_workers(index, ref) -> bool:
+    """True when some loader uses the class and every one of them is proven to start no workers."""
+    loaders = class_loaders(index, ref)
+    return bool(loaders) and all(ld.workers == "no" for ld in loaders)
+
+
+def worker_loaders(index, ref):
+    return [ld for ld in class_loaders(index, ref) if ld.may_start_workers]
+
+
+def start_methods_for(index, ref, loaders=None) -> frozenset[str]:
+    """Start methods workers of this class may get: from the loaders that use it, else the
+    start method the class's own file (or the scripts importing it) sets, else the defaults."""
+    loaders = worker_loaders(index, ref) if loaders is None else loaders
+    methods: set[str] = set()
+    for ld in loaders:
+        methods |= ld.start_methods
+    if not methods:
+        methods = set(index.global_start_methods(ref.file))
+    return frozenset(methods)
+
+
+def pickling_methods(methods: frozenset[str]) -> list[str]:
+    return sorted(m for m in methods if m in ("spawn", "forkserver"))
+
+
+def describe_methods(methods) -> str:
+    return "/".join(sorted(methods)) if methods else "the default start method"
+
+
+def line_of(facts, row: int) -> str:
+    return f"{facts.path}:{row}"
+
+
+def rel_name(qualname: str) -> str:
+    return qualname.rsplit(".", 1)[-1]
+
+
+# ------------------------------------------------------------------ the rule
+
+
+def _shards(ctx, node) -> bool:
+    """Does this function (nested code included) ask which worker it is, or shard a stream?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Call, ast.Attribute, ast.Name)):
+            target = sub.func if isinstance(sub, ast.Call) else sub
+            qual = canonical(ctx.qualname(target))
+            if qual == GET_WORKER_INFO or (qual and qual.rsplit(".", 1)[-1] in SHARDING_NAMES and not qual.startswith("builtins.")):
+                return True
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in SHARDING_NAMES:
+                return True
+    return False
+
+
+class UnshardedIterableDataset(Rule):
+    code = "DL202"
+    name = "unsharded-iterable-dataset"
+    severity = "warning"
+    triggers = (b"IterableDataset", b"__iter__")
+    summary = "IterableDataset whose `__iter__` never splits the stream by worker: with N workers every item comes N times."
+    docs = {
+        "What it does": """
+            Flags a `torch.utils.data.IterableDataset` subclass (through the project's own base
+            classes too) whose `__iter__`, and the project code it calls, never asks which worker
+            it runs in (`torch.utils.data.get_worker_info()`, webdataset's `split_by_worker`,
+            torchdata's `sharding_filter`, a `.shard(...)` call). Stays silent when every loader
+            using the class is proven to run without workers (`num_workers=0` or absent), when the
+            loader's `worker_init_fn` shards (it calls `get_worker_info()`) or cannot be resolved,
+            and for classes that also derive from a non-torch base (webdataset, Hugging Face
+            `datasets`, torchdata pipes shard on their own).
+            """,
+        "Why is this bad?": """
+            Each DataLoader worker gets its own copy of the dataset object and runs `__iter__`
+            from the start. PyTorch's docs: "naive multi-process loading will often result in
+            duplicated data". With `num_workers=4` every record is yielded four times per epoch,
+            `drop_last` applies per worker and `len(dataloader)` is only an estimate
+            (vahidk/tfrecord#78, huggingface/datasets#3423).
+            """,
+        "Example": """
+            ```python
+            class Lines(IterableDataset):
+                def __init__(self, path):
+                    self.path = path
+
+                def __iter__(self):
+                    with open(self.path) as fh:
+                        yield from fh
+
+            DataLoader(Lines("data.txt"), num_workers=4)
+            ```
+            """,
+        "Use instead": """
+            ```python
+            def __iter__(self):
+                info = torch.utils.data.get_worker_info()
+                wid, n = (info.id, info.num_workers) if info is not None else (0, 1)
+                with open(self.path) as fh:
+                    yield from itertools.islice(fh, wid, None, n)
+            ```
+            """,
+        "Fix safety": "No fix: how to split a stream (by line, by file, by shard) depends on the data.",
+        "References": """
+            - https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset
+            - vahidk/tfrecord#78, huggingface/datasets#3423
+            """,
+    }
+
+    def extract(self, ctx):
+        shards = [fn.qualname for fn in ctx.functions if _shards(ctx, fn.node)]
+        return shards or None
+
+    def check(self, project):
+        index = project.index
+        sharding: set[tuple[str, str]] = set()
+        for facts, names in project.payloads(self.code):
+            sharding.update((facts.path, q) for q in names)
+        for ref in index.dataset_classes():
+            if not self._torch_iterable_only(index, ref):
+                continue
+            entry = index.find_method(ref, "__iter__")
+            if entry is None or proven_without_workers(index, ref):
+                continue
+            reach = index.worker_functions(ref)
+            if any(key in sharding for key in reach):
+                continue
+            loaders = worker_loaders(index, ref)
+            if any(self._init_fn_may_shard(index, ld, sharding) for ld in loaders):
+                continue
+            counts = sorted(
+                {
+                    v.const
+                    for ld in loaders
+                    for v in ld.call.args["num_workers"].alternatives()
+                    if "num_workers" in ld.call.args and v.kind == "const" and isinstance(v.const, int)
+                }
+            )
+            n = counts[0] if len(counts) == 1 and counts[0] > 1 else "N"
+            where = "" if entry.file.path == ref.file.path and entry.fn.cls == ref.cls.qualname else f" (inherited `__iter__` at {line_of(entry.file, entry.fn.span.row)})"
+            yield Diagnostic(
+                self.code,
+                f"IterableDataset `{ref.cls.name}` never splits its stream by worker: `__iter__`{where} and what it calls "
+                f"never use `get_worker_info()`, so every worker yields every item ({n} workers: each epoch sees the data {n} times); "
+                "shard by `get_worker_info().id` / `.num_workers`",
+                ref.file.path,
+                ref.cls.span,
+                severity=self.severity,
+            )
+
+    @staticmethod
+    def _torch_iterable_only(index, ref) -> bool:
+        external = {canonical(b) for b in index.external_bases(ref)}
+        if ITERABLE_DATASET not in external:
+            return False
+        allowed = {ITERABLE_DATASET, "torch.utils.data.Dataset", "typing.Generic", "abc.ABC", "builtins.object", "typing.Iterator", "collections.abc.Iterator"}
+        return external <= allowed
+
+    @staticmethod
+    def _init_fn_may_shard(index, loader, sharding) -> bool:
+        value = loader.call.args.get("worker_init_fn")
+        if value is None:
+            return False
+        if all(alt.kind == "const" and alt.const is None for alt in value.alternatives()):
+            return False
+        targets = index.loader_callables(loader).get("worker_init_fn", [])
+        if not targets:
+            return True  # a worker_init_fn we cannot see: it may shard through get_worker_info().dataset
+        reach = index.reachable(targets)
+        return any(key in sharding for key in reach)
