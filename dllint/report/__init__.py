@@ -13,7 +13,13 @@ FORMATS = {
     "text": "dllint.report.text",
     "concise": "dllint.report.text",
     "json": "dllint.report.json",
+    "json-lines": "dllint.report.json_lines",
+    "full": "dllint.report.full",
+    "github": "dllint.report.github",
+    "sarif": "dllint.report.sarif",
 }
+# Formats meant for other programs: nothing else may be printed on standard output with them.
+MACHINE_FORMATS = frozenset({"json", "json-lines", "github", "sarif"})
 
 
 @dataclass
