@@ -12,7 +12,8 @@ from dllint.discover import discover, find_project_root
 from dllint.engine import Engine
 from dllint.facts.extract import decode_source
 from dllint.fix import fix_loop, unified_diff, write_fixes
-from dllint.report import FORMATS, ReportContext, render
+from dllint.report import FORMATS, MACHINE_FORMATS, ReportContext, render
+from dllint.report.statistics import attach_sources, render_fixes, render_statistics
 from dllint.rules import all_rules
 
 
@@ -68,8 +69,13 @@ def use_color() -> bool:
 @click.option("--force-exclude", is_flag=True, help="Apply excludes and .gitignore to files named explicitly too.")
 @click.option("--jobs", type=int, default=None, help="Processes for per-file analysis (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when --fix changed anything, even if no finding remains.")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list what was fixed, per file.")
+@click.option("--add-noqa", is_flag=True, help="Write `# noqa: CODE` on every line with a finding (adopt dllint gradually).")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_zero, config_path, target_version,
-          output_format, stdin_filename, exclude, extend_exclude, force_exclude, jobs, quiet):
+          output_format, stdin_filename, exclude, extend_exclude, force_exclude, jobs, quiet,
+          statistics=False, exit_non_zero_on_fix=False, show_fixes=False, add_noqa=False):
     """Check PATHS (files or directories, default `.`) for DataLoader pitfalls."""
     paths = list(paths) or ["."]
     stdin_data = None
@@ -108,6 +114,17 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
     def analyse(overlay):
         return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
 
+    if add_noqa:
+        if fix or diff or stdin_data is not None:
+            fail("--add-noqa cannot be combined with --fix, --diff or standard input")
+        from dllint.noqa_edit import add_noqa_to_files
+
+        added, files, warnings = add_noqa_to_files(analyse({}))
+        for warning in warnings:
+            click.echo(f"dllint: warning: {warning}", err=True)
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''} in {files} file{'s' if files != 1 else ''}.", err=True)
+        sys.exit(0)
+
     ctx = ReportContext(unsafe_fixes=unsafe_fixes, color=use_color(), output_format=output_format, show_summary=not quiet)
     if fix or diff:
         result, analysis = fix_loop(analyse, unsafe_fixes)
@@ -129,14 +146,27 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
                 fixed = result.notebooks[paths[0]].decode("utf-8")
             sys.stdout.write(fixed if fixed is not None else stdin_data.decode("utf-8", errors="replace"))
             ctx.fix_applied = len(result.applied)
+            if show_fixes:
+                click.echo(render_fixes(result.applied, ctx), nl=False, err=True)
+            attach_sources(ctx, analysis)
             report = render("text" if output_format in ("text", "concise") else output_format, analysis.diagnostics, ctx)
             click.echo(report, nl=False, err=True)
+            if exit_non_zero_on_fix and result.applied and not exit_zero:
+                sys.exit(1)
             sys.exit(0 if exit_zero or not analysis.diagnostics else 1)
         write_fixes(result)
         ctx.fix_applied = len(result.applied)
+        if show_fixes:  # machine formats keep standard output to themselves
+            click.echo(render_fixes(result.applied, ctx), nl=False, err=output_format in MACHINE_FORMATS)
     else:
         analysis = analyse({})
-    click.echo(render(output_format, analysis.diagnostics, ctx), nl=False)
+    if statistics:
+        click.echo(render_statistics(analysis.diagnostics, ctx), nl=False)
+    else:
+        attach_sources(ctx, analysis)
+        click.echo(render(output_format, analysis.diagnostics, ctx), nl=False)
     if exit_zero:
         sys.exit(0)
+    if exit_non_zero_on_fix and ctx.fix_applied:
+        sys.exit(1)
     sys.exit(1 if analysis.diagnostics else 0)
