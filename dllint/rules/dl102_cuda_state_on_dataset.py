@@ -1,0 +1,227 @@
+"""DL102 cuda-state-on-dataset."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.rules.base import Rule
+from dllint.rules.dl201_cuda_in_worker import (
+    CUDA,
+    MAYBE,
+    _device_arg,
+    _imported_receiver,
+    dataset_use,
+    device_kind,
+    fork_severity,
+    owners,
+)
+from dllint.rules.dl301_missing_multiprocessing_context import insertion_point
+
+# methods whose result is no longer on the GPU (or not a tensor)
+_OFF_GPU = frozenset({"cpu", "numpy", "tolist", "item", "size", "numel", "dim", "keys", "values", "items"})
+
+
+def cuda_value(ctx, node, depth: int = 0):
+    """(what, kind, fix point) when an expression evaluates to CUDA state, else None.
+
+    The fix point is where `map_location="cpu"` goes in a `torch.load(...)` without one."""
+    if node is None or depth > 4:
+        return None
+    if isinstance(node, ast.Subscript):
+        return cuda_value(ctx, node.value, depth + 1)
+    if isinstance(node, ast.Name):
+        binding = ctx.lookup(node.id, ctx.scope_of(node))
+        if binding is None or binding.kind != "local":
+            return None
+        for value in binding.values:
+            found = cuda_value(ctx, value, depth + 1)
+            if found:
+                return found
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    callee = ctx.call_name(node)
+    func = node.func
+    if callee == "torch.load":
+        if any(k.arg is None for k in node.keywords):
+            return None  # **kwargs may hold map_location
+        location = _device_arg(node, 1, "map_location")
+        if location is None:
+            point = insertion_point(ctx, node) if node.args else None
+            return f"`{ctx.segment(node, 50)}` without `map_location`", MAYBE, point
+        kind = device_kind(ctx, location)
+        return (f"`{ctx.segment(node, 50)}`", kind, None) if kind else None
+    if isinstance(func, ast.Attribute) and not _imported_receiver(ctx, func):
+        if func.attr == "cuda":
+            return f"`{ctx.segment(node, 50)}`", CUDA, None
+        if func.attr == "to":
+            kind = device_kind(ctx, _device_arg(node, 0, "device"))
+            return (f"`{ctx.segment(node, 50)}`", kind, None) if kind else None
+        if func.attr in _OFF_GPU:
+            return None
+        device = next((k.value for k in node.keywords if k.arg == "device"), None)
+        if device is not None and func.attr.startswith("new_"):
+            kind = device_kind(ctx, device)
+            return (f"`{ctx.segment(node, 50)}`", kind, None) if kind else None
+        return cuda_value(ctx, func.value, depth + 1)  # t.float(), net.eval(): same device
+    device = next((k.value for k in node.keywords if k.arg == "device"), None)
+    if device is not None and callee and callee.startswith("torch.") and not callee.startswith("torch.cuda."):
+        if callee == "torch.device":
+            return None
+        kind = device_kind(ctx, device)
+        return (f"`{ctx.segment(node, 50)}`", kind, None) if kind else None
+    return None
+
+
+class CudaStateOnDataset(Rule):
+    code = "DL102"
+    name = "cuda-state-on-dataset"
+    severity = "error"
+    fix = "unsafe"
+    summary = "CUDA tensors or modules created in a Dataset's `__init__` and read in worker code: fails under fork."
+    docs = {
+        "What it does": """
+            Finds CUDA state created in a Dataset's `__init__` and kept on the instance --
+            `self.x = t.cuda()`, `self.x = t.to("cuda")`, `self.x = torch.randn(..., device="cuda")`,
+            `self.model = Net().cuda()`, `self.data = torch.load(path)` without `map_location`
+            (tensors saved from a GPU come back on the GPU) -- and reports it when worker code
+            (`__getitem__`, `__iter__` and what they call) reads that attribute. Severity follows
+            the loaders using the class: error under fork, warning under spawn/forkserver, info
+            when no loader with workers was seen; silent when every loader has no workers.
+            """,
+        "Why is this bad?": """
+            The tensor lives on the GPU of the parent process. A forked worker that touches it
+            needs CUDA, which cannot be re-initialized after fork: `RuntimeError: Cannot
+            re-initialize CUDA in forked subprocess`. Under spawn each worker receives the
+            tensor through CUDA IPC and creates its own CUDA context.
+            """,
+        "Example": """
+            ```python
+            class Embeddings(Dataset):
+                def __init__(self, path):
+                    self.table = torch.load(path)            # saved from a GPU
+                def __getitem__(self, i):
+                    return self.table[i]
+            ```
+            """,
+        "Use instead": """
+            ```python
+            class Embeddings(Dataset):
+                def __init__(self, path):
+                    self.table = torch.load(path, map_location="cpu")
+                def __getitem__(self, i):
+                    return self.table[i]
+            ```
+            """,
+        "Fix safety": """
+            `torch.load(...)` gets `map_location="cpu"`: unsafe, because the loaded object is
+            then on the CPU for every user of the attribute, also code in the main process that
+            expected it on the GPU. Other CUDA state has no automatic fix (keep it on the CPU, or
+            create it in the training loop).
+            """,
+        "References": """
+            - https://pytorch.org/docs/stable/notes/multiprocessing.html#cuda-in-multiprocessing
+            - https://pytorch.org/docs/stable/generated/torch.load.html
+            - pytorch/pytorch#40403
+            """,
+    }
+
+    def extract(self, ctx):
+        out: dict[str, list] = {}
+        for info in ctx.classes:
+            init = info.methods.get("__init__")
+            fn = ctx.func_by_node.get(id(init)) if init is not None else None
+            if fn is None or not fn.self_name:
+                continue
+            found = []
+            for node in ctx.walk_function(fn.node):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    attrs = [t.attr for t in targets if ctx.is_self_attr(t, fn)]
+                    if attrs:
+                        hit = cuda_value(ctx, node.value)
+                        if hit:
+                            for attr in attrs:
+                                found.append((attr, *hit, ctx.span(node.value)))
+                elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                    # self.model.cuda() / self.model.to("cuda"): a module moved in place
+                    call = node.value
+                    if isinstance(call.func, ast.Attribute) and call.func.attr in ("cuda", "to"):
+                        target = call.func.value
+                        if ctx.is_self_attr(target, fn):
+                            hit = cuda_value(ctx, call)
+                            if hit:
+                                found.append((target.attr, *hit, ctx.span(call)))
+            if found:
+                out[info.qualname] = found
+        return out or None
+
+    def _sites(self, project):
+        """{(path, span): [attr, what, kind, point, uses, readers]}"""
+        index = project.index
+        sites: dict = {}
+        for ref in index.dataset_classes():
+            use = None
+            chain = index.mro(ref)
+            hazards = []
+            for r in chain:
+                payload = project.payload(self.code, r.file.path) or {}
+                for item in payload.get(r.cls.qualname, ()):
+                    hazards.append((r.file.path, item))
+            if not hazards:
+                continue
+            use = dataset_use(index, ref)
+            if use is None:
+                continue
+            quals = {r.cls.qualname for r in chain}
+            readers: dict[str, str] = {}
+            for fn, _ in index.worker_functions(ref).values():
+                if fn.fn.cls in quals:
+                    for attr in fn.fn.self_reads:
+                        readers.setdefault(attr, fn.fn.name)
+            for path, (attr, what, kind, point, span) in hazards:
+                if attr not in readers:
+                    continue
+                site = sites.setdefault((path, span), [attr, what, kind, point, [], readers[attr]])
+                site[4].append(use)
+        return sites
+
+    def check(self, project):
+        for (path, span), (attr, what, kind, point, uses, reader) in self._sites(project).items():
+            severity = fork_severity(uses, project.settings)
+            if severity is None:
+                continue
+            if severity == "error":
+                why = 'workers start with fork here and fail with "Cannot re-initialize CUDA in forked subprocess"'
+            elif severity == "warning":
+                why = "under spawn/forkserver each worker gets it through CUDA IPC and creates its own CUDA context"
+            else:
+                why = 'no DataLoader with workers seen using it, but forked workers would fail with "Cannot re-initialize CUDA in forked subprocess"'
+            state = "is CUDA state" if kind == CUDA else "may be CUDA state"
+            fix = None
+            if point is not None:
+                row, col, comma = point
+                fix = Fix(
+                    "unsafe",
+                    'Add `map_location="cpu"` (the object is then on the CPU in the main process too)',
+                    (Edit(', map_location="cpu"' if comma else 'map_location="cpu"', Span(row, col, row, col)),),
+                )
+            yield Diagnostic(
+                self.code,
+                f"`self.{attr}` = {what} {state} created in `__init__` and read in worker code "
+                f"(`{reader}` of {owners(uses)}): {why}; keep it on the CPU",
+                path,
+                span,
+                fix=fix,
+                severity=severity,
+            )
+
+    def fork_hazards(self, project):
+        out: dict[str, list] = {}
+        for (path, span), (attr, what, kind, point, uses, reader) in self._sites(project).items():
+            for use in uses:
+                out.setdefault(use.owner_qualname, []).append(
+                    (f"`self.{attr}` holds CUDA state ({what}) read in a worker (DL102)", path, span.row)
+                )
+        return out
