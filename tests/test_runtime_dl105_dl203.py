@@ -1,0 +1,91 @@
+"""Runtime proofs for DL105 and DL203 with real torch (CPU, two workers, two epochs).
+
+DL203: a worker_init_fn that seeds from the worker id replays the same draws every epoch; the
+golden unsafe fix (seed from torch.initial_seed()) makes epochs differ.
+DL105: a RNG object built in __init__ gives every worker the same draws, every epoch; the fixed
+form (created per worker from get_worker_info().seed) differs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden import FIXTURES, Case, copy_case, findings
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader  # noqa: E402
+
+
+def load(path: Path, tmp_path: Path, name: str):
+    """Import a fixture file under a unique, importable module name."""
+    shutil.copy(path, tmp_path / f"{name}.py")
+    if str(tmp_path) not in sys.path:
+        sys.path.insert(0, str(tmp_path))
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def epochs(loader, n=2):
+    out = []
+    for _ in range(n):
+        out.append([tuple(tuple(float(v) for v in field) for field in batch) for batch in loader])
+    return out
+
+
+# ---------------------------------------------------------------------------- DL203
+
+DL203 = FIXTURES / "dl203" / "positive.py"
+
+
+def test_dl203_constant_seed_replays_every_epoch(tmp_path):
+    mod = load(DL203, tmp_path, "dl203_positive")
+    torch.manual_seed(0)
+    for index in (0, 1, 2, 3):  # worker_init_fn, partial(seed_worker), helper, lambda (torch stream)
+        loader = mod.loaders()[index]
+        first, second = epochs(loader)
+        if index == 3:  # the lambda reseeds torch, which Draws does not read: checked below
+            continue
+        numpy_draws = [[batch[0] for batch in epoch] for epoch in (first, second)]
+        assert numpy_draws[0] == numpy_draws[1], f"loader {index}: numpy draws differ although the seed is constant"
+    # the lambda form: torch's stream replays
+    ds = TorchDraws()
+    loader = DataLoader(ds, batch_size=2, num_workers=2, worker_init_fn=lambda wid: torch.manual_seed(wid))
+    a, b = ([tuple(x.tolist()) for x in loader] for _ in range(2))
+    assert a == b
+
+
+class TorchDraws(torch.utils.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return torch.rand(1)
+
+
+def test_dl203_fixed_form_draws_differ_per_epoch(tmp_path):
+    fixed = load(Path(f"{DL203}.unsafe-fixed"), tmp_path, "dl203_fixed")
+    torch.manual_seed(0)
+    for index in (0, 1, 2, 4):
+        first, second = epochs(fixed.loaders()[index])
+        assert first != second, f"loader {index}: epochs replay after the fix"
+    # and within an epoch, the two workers draw different numbers
+    batches = epochs(fixed.loaders()[0], 1)[0]
+    assert batches[0] != batches[1]
+
+
+def test_dl203_golden_findings_point_at_the_seed_calls(tmp_path):
+    case = Case("dl203/positive", DL203)
+    out = findings(copy_case(case, tmp_path), case)
+    rows = sorted(int(line.split(":")[1]) for line in out.splitlines() if " DL203 " in line)
+    text = DL203.read_text().splitlines()
+    assert [text[r - 1].strip().split("(")[0] for r in rows] == [
+        "np.random.seed", "random.seed", "np.random.seed", "set_seed", "DataLoader"
+    ]
