@@ -22,6 +22,7 @@ RULE_NAMES: dict[str, str] = {
     "DL103": "unpicklable-worker-state",
     "DL104": "handle-opened-in-init",
     "DL105": "rng-object-copied-to-workers",
+    "DL106": "main-module-worker-code",
     "DL201": "cuda-in-worker",
     "DL202": "unsharded-iterable-dataset",
     "DL203": "constant-worker-seed",
@@ -262,11 +263,11 @@ CAUSES: tuple[Cause, ...] = (
             "Classes and functions defined in a notebook, an interactive session or inside a function "
             "do not exist in the worker's __main__."
         ),
-        rules=("DL103", "DL303"),
+        rules=("DL106", "DL103"),
         doctor=("start-method",),
         commands=(
             "move the Dataset/collate_fn/worker_init_fn definitions to an importable .py module",
-            "dllint <path> --select DL103",
+            "dllint <path> --select DL106,DL103",
         ),
         signatures=(
             Signature(r"Can't get attribute '[^']+' on <module '__main__'", 12),

@@ -42,7 +42,17 @@ import click
 from dllint.explain import RULE_NAMES
 
 MiB = 1024**2
-CONFIRMED, OK, SKIPPED = "confirmed", "ok", "skipped"
+CONFIRMED, OK, SKIPPED, ERROR = "confirmed", "ok", "skipped", "error"
+
+
+def short_error(exc: BaseException) -> str:
+    """One line for an exception; for a worker's re-raised error, its original last line."""
+    text = str(exc)
+    if "Original Traceback" in text:
+        lines = [line for line in text.splitlines() if line.strip()]
+        first = lines[0].strip() if lines else ""
+        return f"{first} {lines[-1].strip()}" if len(lines) > 1 else first
+    return f"{type(exc).__name__}: {text}".strip()
 
 
 class TorchMissing(Exception):
@@ -68,7 +78,7 @@ def _torch():
 @dataclass
 class Finding:
     code: str
-    status: str  # confirmed / ok / skipped
+    status: str  # confirmed / ok / skipped (not applicable) / error (could not run)
     message: str
     fix: str = ""
     details: dict[str, Any] = field(default_factory=dict)
@@ -722,7 +732,7 @@ def rng_finding(target: Target, draws: int = 4, workers: int = 2) -> Finding:
     try:
         epochs = _run_tagged(make, 2)
     except Exception as exc:
-        return Finding("DL105", SKIPPED, f"drawing item 0 in workers failed: {type(exc).__name__}: {exc}")
+        return Finding("DL105", ERROR, f"drawing item 0 in workers failed: {short_error(exc)}")
     rngs = rng_attributes(ds)
     details: dict[str, Any] = {"streams": [{str(k): v for k, v in e.items()} for e in epochs], "rng_attributes": rngs}
     e0, e1 = epochs
@@ -783,7 +793,7 @@ def duplicates_finding(target: Target, workers: int = 2, max_items: int = 4000, 
             if total >= max_items or time.monotonic() - t0 > seconds:
                 break
     except Exception as exc:
-        return Finding("DL202", SKIPPED, f"iterating in workers failed: {type(exc).__name__}: {exc}")
+        return Finding("DL202", ERROR, f"iterating in workers failed: {short_error(exc)}")
     finally:
         shutdown = getattr(it, "_shutdown_workers", None)
         if shutdown is not None:
@@ -838,14 +848,24 @@ def run_probe(spec_or_obj: Any, workers: int = 2, batches: int | None = None, se
         workers=workers,
     )
     report.attributes = attribute_sizes(ds)
+
+    def guarded(code: str, what: str, fn: Callable[[], Finding]) -> None:
+        # An experiment that cannot run (the dataset raises in a worker, a worker dies) is reported
+        # as skipped with the error; it does not hide the others.
+        try:
+            report.findings.append(fn())
+        except Exception as exc:
+            report.findings.append(Finding(code, ERROR, f"{what} failed: {short_error(exc)}"))
+
     if "pickle" in checks:
-        report.findings.append(pickle_finding(target))
+        guarded("DL103", "pickling", lambda: pickle_finding(target))
     if "memory" in checks:
-        report.findings.append(measure_memory(target, report, workers, batches, seconds, min_growth_mb))
+        guarded("DL101", "reading the dataset in workers",
+                lambda: measure_memory(target, report, workers, batches, seconds, min_growth_mb))
     if "rng" in checks and not iterable:
-        report.findings.append(rng_finding(target))
+        guarded("DL105", "drawing item 0 in workers", lambda: rng_finding(target))
     if "duplicates" in checks and iterable:
-        report.findings.append(duplicates_finding(target, workers))
+        guarded("DL202", "iterating in workers", lambda: duplicates_finding(target, workers))
     if target.from_loader:
         report.notes.append("probed the DataLoader's dataset, collate_fn, worker_init_fn and batch_size with "
                             f"{workers} fork workers (its own sampler, context and worker count are not used)")
@@ -872,14 +892,16 @@ def format_report(r: ProbeReport) -> str:
             f"{a.name} ({a.type}): {a.objects:,}{'+' if a.capped else ''} objects ~{a.bytes / MiB:.1f} MiB"
             for a in r.attributes[:3]))
     for f in r.findings:
-        verdict = {CONFIRMED: "FAIL", OK: "ok  ", SKIPPED: "skip"}[f.status]
+        verdict = {CONFIRMED: "FAIL", OK: "ok  ", SKIPPED: "skip", ERROR: "err "}[f.status]
         lines.append(f"{verdict} {f.code} {f.name}: {f.message}")
         if f.status == CONFIRMED and f.fix:
             lines.append(f"     fix: {f.fix}")
     for n in r.notes:
         lines.append(f"note: {n}")
     c = r.confirmed
-    lines.append(f"{len(c)} problem(s) confirmed" + (f": {', '.join(f.code for f in c)}" if c else ""))
+    errors = [f for f in r.findings if f.status == ERROR]
+    lines.append(f"{len(c)} problem(s) confirmed" + (f": {', '.join(f.code for f in c)}" if c else "")
+                 + (f"; {len(errors)} experiment(s) could not run" if errors else ""))
     return "\n".join(lines)
 
 
@@ -901,8 +923,8 @@ def probe(target: str, workers: int, batches: int | None, seconds: float, batch_
     """Run a dataset in real workers: memory growth (DL101), pickling (DL103), RNG streams (DL105), duplicates (DL202).
 
     TARGET is MODULE:CALLABLE (importable from the current directory) or FILE.py:CALLABLE; the callable
-    returns a Dataset or a DataLoader. Exit status: 0 nothing confirmed, 1 a problem confirmed, 2 usage error
-    or torch missing.
+    returns a Dataset or a DataLoader. Exit status: 0 nothing confirmed, 1 a problem confirmed, 2 usage error,
+    torch missing, or an experiment that could not run (the dataset raised in a worker).
     """
     try:
         _torch()
@@ -921,4 +943,6 @@ def probe(target: str, workers: int, batches: int | None, seconds: float, batch_
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         click.echo(format_report(report))
-    sys.exit(1 if report.confirmed else 0)
+    if report.confirmed:
+        sys.exit(1)
+    sys.exit(2 if any(f.status == ERROR for f in report.findings) else 0)

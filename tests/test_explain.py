@@ -168,6 +168,15 @@ def test_every_cause_references_known_rules_and_doctor_checks() -> None:
             assert check in CHECK_NAMES, (cause.id, check)
 
 
+def test_rule_names_agree_with_the_rule_registry() -> None:
+    rules = pytest.importorskip("dllint.rules")
+    registered = {r.code: r.name for r in rules.all_rules()}
+    assert registered, "the registry lists rules"
+    for code, name in registered.items():
+        if code in RULE_NAMES:
+            assert RULE_NAMES[code] == name, code
+
+
 def test_unrelated_text_matches_nothing() -> None:
     exp = explain_text("ZeroDivisionError: division by zero")
     assert exp.causes == []

@@ -247,6 +247,17 @@ def test_cli_dotted_module_and_text_report():
     assert res.stdout.strip().splitlines()[-1] == "1 problem(s) confirmed: DL105"
 
 
+@linux_only
+def test_dataset_that_raises_is_reported_not_crashed():
+    r = run("broken", checks=("memory", "rng", "pickle"))
+    status = {f.code: f.status for f in r.findings}
+    assert status == {"DL103": OK, "DL101": pr.ERROR, "DL105": pr.ERROR}
+    assert "KeyError: 'missing label for item 0'" in finding(r, "DL101").message
+    res = cli(f"{FIX}:broken")
+    assert res.returncode == 2
+    assert res.stdout.strip().splitlines()[-1] == "0 problem(s) confirmed; 2 experiment(s) could not run"
+
+
 def test_cli_bad_target_exits_2():
     res = cli(f"{FIX}:not_a_dataset")
     assert res.returncode == 2 and "not a Dataset" in res.stderr
