@@ -1,0 +1,323 @@
+"""Notebooks: code cells linted as one module, findings at cell and line, fixes written back into
+only the changed cells, and DL106 (plus the runtime proof of the failure it reports)."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from golden import run_dllint
+
+from dllint.notebook import NotebookError, mask_cell, read_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "fixtures" / "notebooks"
+
+
+def project(tmp_path: Path, *names: str) -> Path:
+    """An isolated project (its own root, default settings) holding copies of the notebooks."""
+    work = tmp_path / "proj"
+    work.mkdir()
+    (work / ".git").mkdir()
+    for name in names:
+        shutil.copy(NOTEBOOKS / name, work / name)
+    return work
+
+
+def lint(work: Path, *args: str) -> tuple[int, str]:
+    return run_dllint(work, ["check", "--select", "ALL", "--output-format", "concise", "-q", "--target-version", "py311", *args])
+
+
+def notebook(cells: list[tuple[str, str]], language: str = "python") -> str:
+    doc = {
+        "cells": [
+            {"cell_type": kind, "metadata": {}, "source": src.splitlines(True), **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+            for kind, src in cells
+        ],
+        "metadata": {"language_info": {"name": language}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------------- masking
+
+
+def test_masking_keeps_every_line_and_position():
+    cell = [
+        "%matplotlib inline",
+        "import os",
+        "!pip install \\",
+        "    numpy",
+        "files = !ls data",
+        "os.path.join?",
+        "??os",
+        "for i in range(3):",
+        "    !echo {i}",
+        "    t = %timeit -o i",
+        "x = 1",
+    ]
+    masked = mask_cell(cell)
+    assert len(masked) == len(cell)
+    assert masked[1] == "import os" and masked[-1] == "x = 1" and masked[7] == "for i in range(3):"
+    assert masked[0] == "pass" and masked[2] == "pass" and masked[3] == ""
+    assert masked[4] == "files = get_ipython()"  # the name's value is unknown, not a constant
+    assert masked[5] == "pass" and masked[6] == "pass"
+    assert masked[8] == "    pass" and masked[9] == "    t = get_ipython()"
+    compile("\n".join(masked), "<cell>", "exec")
+
+
+def test_cell_magic_skips_the_cell_and_valid_cells_are_untouched():
+    assert mask_cell(["%%bash", "echo (", "ls"]) == ["", "", ""]
+    # a valid cell is never masked, even where a line of a string starts with %
+    text = ['s = """', "%d items", '"""', "y = s % 3"]
+    assert mask_cell(text) == text
+
+
+# ---------------------------------------------------------------------------- positions
+
+
+def test_finding_named_by_cell_and_line_in_text_and_json(tmp_path):
+    work = project(tmp_path, "sharing_strategy.ipynb")
+    code, out = lint(work)
+    # cell 4 (markdown cell 1 counts), line 4: after a loop holding a shell escape and a line magic;
+    # the %%bash cell (not Python) and the magics of cell 2 neither fail nor shift anything
+    assert out == (
+        'sharing_strategy.ipynb:cell 4:line 4:1: DL302 Sharing strategy "file_system" leaks /dev/shm segments '
+        "when a worker is killed; find what keeps batch tensors alive (DL305) and raise `ulimit -n` instead\n"
+    )
+    assert code == 1
+    code, out = run_dllint(work, ["check", "--output-format", "json", "--target-version", "py311"])
+    [finding] = json.loads(out)
+    assert finding["cell"] == 4
+    assert finding["location"] == {"row": 4, "column": 1}
+    assert finding["end_location"] == {"row": 4, "column": 39}
+    src = json.loads((work / "sharing_strategy.ipynb").read_text(encoding="utf-8"))["cells"][3]["source"]
+    assert src[3].startswith('mp.set_sharing_strategy("file_system")')
+
+
+def test_row_to_cell_mapping_counts_every_cell():
+    nb = read_notebook(notebook([("markdown", "# t\n"), ("code", "a = 1\nb = 2\n"), ("code", ""), ("code", "c = 3")]).encode())
+    assert nb.text == "a = 1\nb = 2\nc = 3\n"
+    assert [nb.cell_position(r) for r in (1, 2, 3)] == [(2, 1), (2, 2), (4, 1)]
+    assert nb.cell_row_offset(3) == (4, 2)
+
+
+def test_python_files_and_notebooks_are_discovered_together(tmp_path):
+    work = project(tmp_path, "sharing_strategy.ipynb")
+    (work / "script.py").write_text('import torch.multiprocessing as mp\nmp.set_sharing_strategy("file_system")\n')
+    (work / ".ipynb_checkpoints").mkdir()
+    shutil.copy(NOTEBOOKS / "sharing_strategy.ipynb", work / ".ipynb_checkpoints" / "x.ipynb")  # excluded
+    code, out = lint(work, ".")
+    lines = out.splitlines()
+    assert [ln.split(" DL302")[0] for ln in lines] == ["script.py:2:1:", "sharing_strategy.ipynb:cell 4:line 4:1:"]
+
+
+def test_broken_or_foreign_notebooks_never_crash(tmp_path):
+    work = tmp_path / "p"
+    work.mkdir()
+    (work / ".git").mkdir()
+    (work / "broken.ipynb").write_text("{not json")
+    (work / "r.ipynb").write_text(notebook([("code", 'set_sharing_strategy("file_system")\nlibrary(torch)\n')], language="R"))
+    (work / "bad_cell.ipynb").write_text(notebook([("code", "import torch\ndef f(:\n")]))
+    code, out = lint(work, "broken.ipynb", "r.ipynb", "bad_cell.ipynb")
+    lines = out.splitlines()
+    assert lines[0].startswith("bad_cell.ipynb:cell 1:line 2:") and "DL000" in lines[0]
+    assert lines[1].startswith("broken.ipynb:1:1: DL000") and "not a notebook" in lines[1]
+    assert len(lines) == 2  # the R notebook holds no Python: nothing to say
+
+
+# ---------------------------------------------------------------------------- writing back
+
+
+def test_fix_changes_only_that_cells_source(tmp_path):
+    work = project(tmp_path, "unused_noqa.ipynb")
+    path = work / "unused_noqa.ipynb"
+    before_bytes = path.read_bytes()
+    code, out = lint(work)
+    assert out == "unused_noqa.ipynb:cell 3:line 1:21: DL001 [*] Unused `noqa` directive (unused: `DL302`)\n"
+    code, out = run_dllint(work, ["check", "--select", "ALL", "--fix", "-q", "--target-version", "py311"])
+    assert code == 0, out
+    after_bytes = path.read_bytes()
+    before, after = json.loads(before_bytes), json.loads(after_bytes)
+    changed = [i for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
+    assert changed == [2]
+    assert {k: v for k, v in after["cells"][2].items() if k != "source"} == {
+        k: v for k, v in before["cells"][2].items() if k != "source"
+    }  # outputs, execution count, metadata kept
+    assert after["cells"][2]["source"] == ["x = torch.zeros(3)\n", "print(x)"]  # no newline added at the end
+    assert after["metadata"] == before["metadata"] and list(after) == list(before)
+    # byte-level: the only changed line of the file is that source line; indent, non-ASCII text
+    # (kept unescaped) and the trailing newline are as they were
+    diff = [
+        ln
+        for ln in difflib.unified_diff(before_bytes.decode().splitlines(), after_bytes.decode().splitlines(), n=0, lineterm="")
+        if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))
+    ]
+    assert diff == ['-    "x = torch.zeros(3)  # noqa: DL302\\n",', '+    "x = torch.zeros(3)\\n",']
+    assert "Température" in after_bytes.decode() and after_bytes.endswith(b"}\n")
+    # converged: a second run changes nothing
+    run_dllint(work, ["check", "--select", "ALL", "--fix", "-q", "--target-version", "py311"])
+    assert path.read_bytes() == after_bytes
+
+
+def test_fix_from_stdin_prints_the_notebook(tmp_path):
+    work = project(tmp_path, "unused_noqa.ipynb")
+    raw = (work / "unused_noqa.ipynb").read_text(encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dllint", "check", "-", "--stdin-filename", "unused_noqa.ipynb", "--fix", "--select", "ALL", "-q"],
+        cwd=work, input=raw, capture_output=True, text=True, timeout=120,
+    )
+    fixed = json.loads(proc.stdout)
+    assert fixed["cells"][2]["source"][0] == "x = torch.zeros(3)\n"
+    assert proc.stdout == raw.replace("  # noqa: DL302", "")
+
+
+def test_write_back_places_inserted_lines_in_their_cell_and_restores_magics():
+    raw = notebook([("code", "%matplotlib inline\nimport os\n"), ("markdown", "m"), ("code", "a = 1\nb = 2")]).encode()
+    nb = read_notebook(raw)
+    assert nb.text == "pass\nimport os\na = 1\nb = 2\n"
+    cells = json.loads(nb.with_python("pass\nimport os, sys\na = 1\nb = 2\n"))["cells"]
+    assert cells[0]["source"] == ["%matplotlib inline\n", "import os, sys\n"]  # the magic line is restored
+    assert cells[2]["source"] == ["a = 1\n", "b = 2"]
+    cells = json.loads(nb.with_python("pass\nimport os\nc = 0\na = 1\nb = 3\n"))["cells"]
+    assert cells[0]["source"] == ["%matplotlib inline\n", "import os\n"]
+    assert cells[2]["source"] == ["c = 0\n", "a = 1\n", "b = 3"]  # an insertion before a cell's first line joins that cell
+    assert json.loads(nb.with_python(nb.text + "d = 4\n"))["cells"][2]["source"] == ["a = 1\n", "b = 2\n", "d = 4"]
+    with pytest.raises(NotebookError, match="IPython syntax"):
+        nb.with_python("x = 1\nimport os\na = 1\nb = 2\n")  # would overwrite the magic line
+    with pytest.raises(NotebookError, match="more than one cell"):
+        nb.with_python("pass\nimport os, a\n")
+
+
+def test_unreproducible_json_is_never_rewritten():
+    doc = json.loads(notebook([("code", "a = 1\n")]))
+    raw = json.dumps(doc, indent=2, separators=(",", " : ")).encode()  # a formatting json cannot reproduce
+    nb = read_notebook(raw)
+    assert nb.with_python(nb.text) == raw  # no change: the bytes as they are
+    with pytest.raises(NotebookError, match="formatting"):
+        nb.with_python("a = 2\n")
+
+
+# ---------------------------------------------------------------------------- rules in notebooks
+
+
+def test_dl106_notebook_dataset_under_spawn(tmp_path):
+    work = project(tmp_path, "main_module_dataset.ipynb")
+    code, out = lint(work)
+    # the spawn loader (cell 4, line 2, after a shell escape) is reported; the fork loader is not
+    assert out == (
+        "main_module_dataset.ipynb:cell 4:line 2:10: DL106 `Squares` (the dataset class) is defined in the notebook; "
+        "workers started with spawn cannot unpickle it (\"AttributeError: Can't get attribute 'Squares' on "
+        "<module '__main__'>\"): move it into a .py module and import it\n"
+    )
+
+
+def test_dl106_silent_when_the_dataset_is_imported(tmp_path):
+    work = tmp_path / "p"
+    work.mkdir()
+    (work / ".git").mkdir()
+    (work / "squares.py").write_text(
+        "from torch.utils.data import Dataset\n\n\nclass Squares(Dataset):\n"
+        "    def __len__(self):\n        return 8\n\n    def __getitem__(self, i):\n        return i * i\n"
+    )
+    (work / "nb.ipynb").write_text(notebook([
+        ("code", "from torch.utils.data import DataLoader\nfrom squares import Squares\n"),
+        ("code", 'loader = DataLoader(Squares(), num_workers=2, multiprocessing_context="spawn")\n'),
+    ]))
+    code, out = lint(work)
+    assert (code, out) == (0, "")
+
+
+def test_dl106_notebook_follows_the_targets_start_method(tmp_path):
+    work = project(tmp_path, "copy_on_read.ipynb")
+    _, py311 = lint(work)  # Linux, Python 3.11: fork, so the notebook's class is inherited
+    assert "DL106" not in py311
+    _, py314 = lint(work, "--target-version", "py314")  # forkserver: pickled by reference
+    assert "copy_on_read.ipynb:cell 6:line 1:10: DL106 `Frames` (the dataset class) is defined in the notebook; workers started with forkserver" in py314
+
+
+def test_copy_on_read_in_a_notebook_at_cell_and_line(tmp_path):
+    if importlib.util.find_spec("dllint.rules.dl101_copy_on_read_container") is None:
+        pytest.skip("DL101 (copy-on-read-container) is not in this checkout yet")
+    work = project(tmp_path, "copy_on_read.ipynb")
+    code, out = lint(work)
+    dl101 = [ln for ln in out.splitlines() if " DL101" in ln]
+    assert dl101, out
+    # the list is built in cell 3 (line 3) and read in __getitem__; the loader is in cell 6
+    assert all(ln.startswith("copy_on_read.ipynb:cell ") for ln in dl101)
+    assert any(ln.startswith(("copy_on_read.ipynb:cell 3:line 3:", "copy_on_read.ipynb:cell 6:line 1:")) for ln in dl101), dl101
+    fixable = [ln for ln in dl101 if "[*]" in ln]
+    if fixable:  # --fix changes only the Dataset's cell
+        path = work / "copy_on_read.ipynb"
+        before = json.loads(path.read_bytes())
+        run_dllint(work, ["check", "--select", "ALL", "--fix", "-q", "--target-version", "py311"])
+        after = json.loads(path.read_bytes())
+        changed = [i for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
+        assert changed in ([2], [1, 2]), changed  # the class's cell (and the imports' cell, for a new import)
+
+
+# ---------------------------------------------------------------------------- the runtime proof (DL106)
+
+DATASET = textwrap.dedent(
+    """
+    class Squares(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return i * i
+    """
+)
+LOADER = 'print(sorted(int(x) for x in DataLoader(Squares(), num_workers=1, multiprocessing_context="spawn")))'
+IMPORTS = "from torch.utils.data import DataLoader, Dataset\n"
+
+
+def _run(args, cwd, **kw):
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=240, env=env, **kw)
+
+
+def test_runtime_main_module_dataset_fails_under_spawn(tmp_path):
+    pytest.importorskip("torch")
+    # like a notebook kernel, `python -c` has a __main__ without a file: the worker cannot find it
+    proc = _run(["-c", IMPORTS + DATASET + LOADER], tmp_path)
+    assert proc.returncode != 0
+    assert "AttributeError: Can't get attribute 'Squares' on <module '__main__'" in proc.stderr
+    # a script defining the class under the main guard: the worker's __mp_main__ lacks it
+    script = tmp_path / "guarded.py"
+    script.write_text(IMPORTS + 'if __name__ == "__main__":\n' + textwrap.indent(DATASET + LOADER, "    ") + "\n")
+    proc = _run([str(script)], tmp_path)
+    assert proc.returncode != 0
+    assert "AttributeError: Can't get attribute 'Squares' on <module '__mp_main__'" in proc.stderr
+    # and dllint reports both layouts it can see (the guarded script; the -c code as a notebook cell)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "nb.ipynb").write_text(notebook([("code", IMPORTS + DATASET + LOADER)]))
+    _, out = lint(tmp_path, "guarded.py", "nb.ipynb")
+    assert [ln.split(":")[0] for ln in out.splitlines() if "DL106" in ln] == ["guarded.py", "nb.ipynb"]
+
+
+def test_runtime_importable_dataset_works_under_spawn(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "squares.py").write_text("from torch.utils.data import Dataset\n" + DATASET)
+    proc = _run(["-c", "from torch.utils.data import DataLoader\nfrom squares import Squares\n" + LOADER], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[0, 1, 4, 9]"
+    # a class at the top level of a script (loader under the guard) works too: DL106 stays silent
+    script = tmp_path / "toplevel.py"
+    script.write_text(IMPORTS + DATASET + 'if __name__ == "__main__":\n    ' + LOADER + "\n")
+    proc = _run([str(script)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[0, 1, 4, 9]"
+    (tmp_path / ".git").mkdir()
+    assert lint(tmp_path, "toplevel.py") == (0, "")
