@@ -59,7 +59,8 @@ def join(a: T | None, b: T | None) -> T | None:
             return T("tuple", items=items, data=data)
         if a.kind == "call":
             return a if a.defer == b.defer else T("mixed", data=data)
-        return T(a.kind, a.ctype if a.ctype == b.ctype else "", join(a.elem, b.elem), data=data, source=source)
+        ctype = a.ctype if a.ctype == b.ctype or not b.ctype else b.ctype if not a.ctype else ""
+        return T(a.kind, ctype, join(a.elem, b.elem), data=data, source=source)
     for x, y in ((a, b), (b, a)):
         if x.kind in ("empty", "none") and y.kind in ("container", "empty"):
             return replace(y, data=data, source=source)
@@ -75,6 +76,8 @@ def elem_of(t: T) -> T:
         return STR
     if t.kind == "json":
         return T("json")
+    if t.kind == "array" and t.elem is not None:
+        return t.elem
     return UNKNOWN
 
 
@@ -213,7 +216,7 @@ class Analyzer:
                 info.muts.setdefault(node.target.id, []).append(("augassign", node))
             elif isinstance(node, ast.NamedExpr):
                 self._bind(info, node.target, ("value", node.value))
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
                 self._bind(info, node.target, ("iter", node.iter))
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
@@ -351,6 +354,8 @@ class Analyzer:
                     return FLOAT if "float" in (left.kind, right.kind) else INT
             if isinstance(node.op, ast.Mod) and left.kind == "str":
                 return STR
+            if isinstance(node.op, ast.Mod) and left.kind == right.kind == "int":
+                return INT
             if isinstance(node.op, ast.Div):
                 if left.kind == "path" or (left.kind in ("str", "unknown") and right.kind == "path"):
                     return PATH
@@ -378,6 +383,8 @@ class Analyzer:
                 return UNKNOWN
             if base.kind == "str":
                 return STR
+            if base.kind == "array" and base.elem is not None:
+                return base.elem
             if base.kind in ("array", "json"):
                 return base
             if base.kind == "call" and base.defer in ("os.path.splitext", "os.path.split"):
@@ -412,6 +419,20 @@ class Analyzer:
 
     def _name(self, node: ast.Name, depth: int) -> T:
         ctx = self.ctx
+        for anc in ctx.ancestors(node):  # a comprehension's own variables first
+            if isinstance(anc, (*FUNC_TYPES, ast.ClassDef, ast.Lambda)):
+                break
+            if isinstance(anc, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                entries: list = []
+                for gen in anc.generators:
+                    probe = _Func(None)
+                    self._bind(probe, gen.target, ("iter", gen.iter))
+                    entries.extend(probe.defs.get(node.id, ()))
+                if entries:
+                    out = None
+                    for entry in entries:
+                        out = join(out, self._entry(entry, depth))
+                    return out or UNKNOWN
         fn = ctx.enclosing_function(node)
         if fn is not None:
             info = self.func(fn.node)
@@ -495,8 +516,8 @@ class Analyzer:
                 ctype = CONTAINER_BUILTINS[callee]
                 if first is None:
                     return T("empty", ctype)
-                if first.kind == "call":
-                    first = T("unknown", data=first.data)
+                if first.kind == "call":  # elements of a project function's result: resolved in check
+                    return T("container", ctype, None, data=first.data, defer=first.defer, source=f"`{callee.rsplit('.', 1)[-1]}(...)`")
                 return T("container", ctype, elem_of(first), data=first.data, source=f"`{callee.rsplit('.', 1)[-1]}(...)`")
             if callee in MAPPING_BUILTINS:
                 ctype = MAPPING_BUILTINS[callee]
@@ -533,6 +554,8 @@ class Analyzer:
                 return FLOAT
             if callee in STR_FUNCS:
                 return STR
+            if callee in ("os.path.getsize", "os.path.getmtime", "os.path.getctime"):
+                return INT if callee == "os.path.getsize" else FLOAT
             if callee in ("builtins.open", "io.open", "codecs.open"):
                 mode = None
                 if len(args) > 1 and isinstance(args[1], ast.Constant):
@@ -564,7 +587,16 @@ class Analyzer:
                 ):
                     inner = first or UNKNOWN
                     return T("container", "object array", elem_of(inner), data=inner.data, source="`np.array(..., dtype=object)`")
-                return T("array", data=first.data if first else "")
+                elem = None
+                if dtype is not None:
+                    dt = (ctx.qualname(dtype) or "").rsplit(".", 1)[-1]
+                    if dt in ("str_", "unicode_"):
+                        elem = STR
+                    elif dt in ("int64", "int32", "int_", "intp", "uint8", "int16", "uint16", "uint32", "uint64"):
+                        elem = INT
+                    elif dt in ("float64", "float32", "float_", "double"):
+                        elem = FLOAT
+                return T("array", elem=elem, data=first.data if first else "")
             if callee.startswith(ARRAY_MODULES) or callee in ARRAY_FUNCS:
                 data = ""
                 for a in args:
@@ -638,8 +670,11 @@ def classify_use(ctx, node: ast.Attribute) -> tuple[str, str]:
         if isinstance(parent.slice, ast.Tuple):
             return "other", "indexed with a tuple"
         grand = ctx.parent(parent)
-        if isinstance(grand, ast.Call) and parent in grand.args:
-            callee = ctx.call_name(grand)
+        up, holder = parent, grand  # through displays: json.dumps({"id": self.ids[i]})
+        while isinstance(holder, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.keyword)):
+            up, holder = holder, ctx.parent(holder)
+        if isinstance(holder, ast.Call) and (up in holder.args or isinstance(up, ast.keyword)):
+            callee = ctx.call_name(holder)
             if callee in ELEM_TYPE_FUNCS:
                 return "elemtype", f"an element passed to `{callee.rsplit('.', 1)[-1]}`"
         if isinstance(grand, ast.Subscript) and grand.value is parent and isinstance(grand.ctx, ast.Store):
@@ -986,6 +1021,11 @@ class CopyOnReadContainer(Rule):
 
     def _resolve(self, project, t: T, facts, cls_ref, depth: int = 0) -> T:
         """A deferred call's return summary (project functions and methods), else unknown."""
+        if t.kind == "container" and t.defer and depth <= 3:
+            inner = self._resolve(project, T("call", defer=t.defer, data=t.data), facts, cls_ref, depth + 1)
+            if inner.kind in ("container", "iter"):
+                return T("container", t.ctype, elem_of(inner), data=inner.data or t.data, source=t.source)
+            return T("container", t.ctype, UNKNOWN, data=t.data, source=t.source)
         if t.kind != "call" or depth > 3:
             return t
         index = project.index
