@@ -14,7 +14,7 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
-from dllint.facts.extract import _CODE, _NOQA
+from dllint.facts.extract import _CODE, _NOQA, noqa_map
 from dllint.fix import verify
 from dllint.textutil import line_starts, split_lines
 
@@ -42,6 +42,12 @@ def _rows(text: str) -> tuple[dict[int, tuple[int, str]], set[int]]:
     return comments, open_rows
 
 
+def _apply(text: str, edits) -> str:
+    for _, a, b, content in sorted(edits, key=lambda e: e[1], reverse=True):
+        text = text[:a] + content + text[b:]
+    return text
+
+
 def add_noqa(text: str, rows: dict[int, set[str]], path: str = "<file>") -> NoqaEdit:
     """Add ``# noqa`` directives for ``rows`` (row -> codes) to ``text``."""
     wanted = {row: sorted(c.upper() for c in codes if c.upper() not in UNSUPPRESSIBLE) for row, codes in rows.items()}
@@ -56,7 +62,7 @@ def add_noqa(text: str, rows: dict[int, set[str]], path: str = "<file>") -> Noqa
         return result
     lines = split_lines(text)
     starts = line_starts(text)
-    edits: list[tuple[int, int, str]] = []  # (start offset, end offset, new text)
+    edits: list[tuple[int, int, int, str]] = []  # (row, start offset, end offset, new text)
     for row, codes in sorted(wanted.items()):
         if row < 1 or row > len(lines):
             result.skipped.append(f"row {row}: beyond the end of the file")
@@ -78,15 +84,25 @@ def add_noqa(text: str, rows: dict[int, set[str]], path: str = "<file>") -> Noqa
                 if not new:
                     continue
                 at = base + col + m.end("codes")
-                edits.append((at, at, "".join(f", {c}" for c in new)))
+                edits.append((row, at, at, "".join(f", {c}" for c in new)))
                 result.added += 1
                 continue
         content_end = len(line.rstrip())
-        edits.append((base + content_end, base + len(line), f"  # noqa: {', '.join(codes)}"))
+        edits.append((row, base + content_end, base + len(line), f"  # noqa: {', '.join(codes)}"))
         result.added += 1
-    new_text = text
-    for a, b, content in sorted(edits, reverse=True):
-        new_text = new_text[:a] + content + new_text[b:]
+    new_text = _apply(text, edits)
+    # the engine reads the first directive on a row (even one inside a string): keep only edits it will see
+    read, _ = noqa_map(new_text)
+    unread = {
+        row for row, *_ in edits
+        if not (row in read and (read[row] is None or set(wanted[row]) <= read[row]))
+    }
+    if unread:
+        for row in sorted(unread):
+            result.skipped.append(f"row {row}: another `# noqa` text earlier on the line would hide the directive")
+        edits = [e for e in edits if e[0] not in unread]
+        result.added -= len(unread)
+        new_text = _apply(text, edits)
     error = verify(new_text, path)
     if error is not None:
         result.skipped.append(f"not written: the result would not parse ({error})")

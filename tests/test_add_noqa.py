@@ -99,3 +99,11 @@ def test_last_row_of_a_multiline_string_and_bare_noqa():
 def test_last_line_without_newline():
     result = add_noqa("x = 1", {1: {"DL101"}})
     assert result.text == "x = 1  # noqa: DL101"
+
+
+def test_directive_the_engine_would_not_read_is_not_written():
+    # the engine takes the first `# noqa` text on a row, here the one inside the string
+    text = 'x = "# noqa: E1"  # noqa: DL101\ny = 1\n'
+    result = add_noqa(text, {1: {"DL302"}, 2: {"DL302"}})
+    assert result.text == 'x = "# noqa: E1"  # noqa: DL101\ny = 1  # noqa: DL302\n'
+    assert result.added == 1 and result.skipped[0].startswith("row 1:")
