@@ -99,8 +99,10 @@ def parse_requires_python(spec: str) -> tuple[int | None, int | None]:
         minor = int(minor_s) if minor_s else 0
         if op in (">=", "~="):
             lo = max(lo or 0, minor)
-        elif op == ">":
-            lo = max(lo or 0, minor + (0 if patch not in (None, "*") else 1))
+            if op == "~=" and patch not in (None, "*"):  # ~=3.10.2 means >=3.10.2, ==3.10.*
+                hi = min(hi if hi is not None else 99, minor)
+        elif op == ">":  # >3.10 still admits 3.10.1
+            lo = max(lo or 0, minor)
         elif op == "<":
             hi = min(hi if hi is not None else 99, minor - (0 if patch not in (None, "*", "0") else 1))
         elif op == "<=":

@@ -355,14 +355,35 @@ class ProjectIndex:
 
     def global_start_methods(self, facts: FileFacts) -> frozenset[str]:
         """The start method set by set_start_method for code in ``facts``, else the defaults."""
-        own = [s for s in facts.start_methods]
-        if own:
-            return frozenset(s.method if s.method in START_METHODS else "unknown" for s in own)
-        callers = self._importers(facts.module)
-        found = [s for f in callers for s in f.start_methods]
+        found = self.start_method_calls(facts)
         if found:
-            return frozenset(s.method if s.method in START_METHODS else "unknown" for s in found)
+            return frozenset(s.method if s.method in START_METHODS else "unknown" for _, s in found)
         return self.settings.default_start_methods()
+
+    def start_method_calls(self, facts: FileFacts) -> list:
+        """[(file, StartMethodCall)] of the ``set_start_method`` calls that apply to code in
+        ``facts``: its own; else those of the entry scripts importing it; else module-level calls
+        (run on import) in a project module that it or those entry scripts import."""
+        memo = self.__dict__.setdefault("_start_calls_memo", {})
+        if facts.path not in memo:
+            memo[facts.path] = self._start_method_calls(facts)
+        return memo[facts.path]
+
+    def _start_method_calls(self, facts: FileFacts) -> list:
+        own = [(facts, s) for s in facts.start_methods]
+        if own:
+            return own
+        callers = self._importers(facts.module)
+        found = [(f, s) for f in callers for s in f.start_methods]
+        if found:
+            return found
+        out = []
+        for f in self.files.values():
+            if f is facts or not any(s.module_level and not s.in_main_guard for s in f.start_methods):
+                continue
+            if any(f.module in c.imported_modules for c in (facts, *callers)):
+                out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
+        return out
 
     def _importers(self, module: str) -> list[FileFacts]:
         """Parsed files that import ``module`` (directly or through other parsed files)."""
