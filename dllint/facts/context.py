@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -20,6 +21,8 @@ FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _BUILTINS = frozenset(dir(builtins))
 MAX_DEPTH = 6
+_LINES_KEEPENDS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # as ast.get_source_segment splits
+_SEGMENT_LINES = ("segment", "lines")
 
 
 @dataclass(slots=True)
@@ -362,11 +365,28 @@ class FileContext:
 
     def segment(self, node: ast.AST, limit: int = 80) -> str:
         try:
-            text = ast.get_source_segment(self.text, node) or ""
+            text = self._source_segment(node)
         except Exception:  # pragma: no cover - odd positions
             text = ""
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def _source_segment(self, node: ast.AST) -> str:
+        """``ast.get_source_segment(self.text, node)``, without re-splitting the whole file on every
+        call (that made extraction quadratic in the file size: minutes on large files)."""
+        end_row = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_row is None or end_col is None:
+            return ""
+        lines = self._cache.get(_SEGMENT_LINES)
+        if lines is None:
+            lines = self._cache[_SEGMENT_LINES] = _LINES_KEEPENDS.findall(self.text)
+        row, col = node.lineno - 1, node.col_offset
+        if row == end_row - 1:
+            return lines[row].encode()[col:end_col].decode()
+        first = lines[row].encode()[col:].decode()
+        last = lines[end_row - 1].encode()[:end_col].decode()
+        return "".join([first, *lines[row + 1 : end_row - 1], last])
 
     # ------------------------------------------------------------------ names
 
