@@ -89,3 +89,38 @@ def test_dl203_golden_findings_point_at_the_seed_calls(tmp_path):
     assert [text[r - 1].strip().split("(")[0] for r in rows] == [
         "np.random.seed", "random.seed", "np.random.seed", "set_seed", "DataLoader"
     ]
+
+
+# ---------------------------------------------------------------------------- DL105
+
+DL105 = FIXTURES / "dl105" / "positive.py"
+
+
+def draws(loader, n_epochs=2):
+    return [[batch.tolist() for batch in loader] for _ in range(n_epochs)]
+
+
+@pytest.mark.parametrize("name", ["NumpyNoise", "PyNoise", "TorchNoise"])
+def test_dl105_rng_object_gives_workers_identical_draws(tmp_path, name):
+    mod = load(DL105, tmp_path, "dl105_positive")
+    torch.manual_seed(0)
+    first, second = draws(mod.loader(getattr(mod, name)()))
+    # batch 0 comes from worker 0, batch 1 from worker 1: the same draws
+    assert first[0] == first[1]
+    # and the next epoch restarts from the parent's copy: the same draws again
+    assert first == second
+
+
+def test_dl105_per_worker_generator_differs(tmp_path):
+    mod = load(DL105, tmp_path, "dl105_positive_fixed")
+    torch.manual_seed(0)
+    first, second = draws(mod.loader(mod.PerWorkerNoise()))
+    assert first[0] != first[1]
+    assert first != second
+
+
+def test_dl105_flags_exactly_the_copied_generators(tmp_path):
+    case = Case("dl105/positive", DL105)
+    out = findings(copy_case(case, tmp_path), case)
+    flagged = sorted(line.split("`")[1] for line in out.splitlines() if " DL105 " in line)
+    assert flagged == ["self.gen", "self.random", "self.rng"]
