@@ -1,0 +1,265 @@
+"""``dllint server`` driven through a real LSP exchange over stdio (JSON-RPC with Content-Length
+framing), compared with what ``dllint check`` reports for the same unsaved text."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (pygls)")
+
+from dllint.server import noqa_edit, utf16_col  # noqa: E402
+from dllint.model import Diagnostic, Span  # noqa: E402
+
+TIMEOUT = 60  # seconds for any one answer: a hang fails the test instead of blocking it
+
+FRAMES = '''import glob
+
+import torch.multiprocessing as mp
+from base import Base
+
+label = "é😀"; mp.set_sharing_strategy("file_system")
+
+
+class Frames(Base):
+    def __init__(self, root):
+        self.files = sorted(glob.glob(root + "/*.png"))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return self.files[i]
+'''
+
+
+class Client:
+    """A minimal LSP client: a reader thread turns framed messages into a queue."""
+
+    def __init__(self, cwd: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "dllint", "server"],
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.messages: queue.Queue = queue.Queue()
+        self.backlog: list[dict] = []
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        try:
+            while True:
+                headers = {}
+                while True:
+                    line = out.readline()
+                    if not line:
+                        self.messages.put(None)
+                        return
+                    line = line.decode("ascii").strip()
+                    if not line:
+                        break
+                    key, _, value = line.partition(":")
+                    headers[key.strip().lower()] = value.strip()
+                body = out.read(int(headers["content-length"]))
+                self.messages.put(json.loads(body.decode("utf-8")))
+        except Exception as exc:  # pragma: no cover - reported by wait()
+            self.messages.put({"reader-error": repr(exc)})
+
+    def send(self, message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: dict | None = None) -> None:
+        self.send({"method": method, **({"params": params} if params is not None else {})})
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"id": rid, "method": method, **({"params": params} if params is not None else {})})
+        reply = self.wait(lambda m: m.get("id") == rid and "method" not in m)
+        assert "error" not in reply, reply
+        return reply.get("result")
+
+    def wait(self, match, timeout: float = TIMEOUT) -> dict:
+        for i, m in enumerate(self.backlog):
+            if match(m):
+                return self.backlog.pop(i)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no answer within {timeout}s; got {self.backlog}")
+            try:
+                m = self.messages.get(timeout=left)
+            except queue.Empty:
+                continue
+            if m is None:
+                raise AssertionError(f"the server exited: {self.proc.stderr.read().decode(errors='replace')[-2000:]}")
+            assert "reader-error" not in m, m
+            if "method" in m and "id" in m:  # a request from the server: answer it
+                self.send({"id": m["id"], "result": None})
+                continue
+            if match(m):
+                return m
+            self.backlog.append(m)
+
+    def diagnostics(self, uri: str, version: int | None = None) -> list[dict]:
+        m = self.wait(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == uri
+            and (version is None or m["params"].get("version") == version)
+        )
+        return m["params"]["diagnostics"]
+
+    def close(self) -> int:
+        try:
+            self.request("shutdown")
+            self.notify("exit")
+            return self.proc.wait(timeout=TIMEOUT)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(timeout=TIMEOUT)
+
+
+def cli(work: Path, text: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "dllint", "check", "-", "--stdin-filename", "frames.py", *args],
+        cwd=work, input=text, capture_output=True, text=True, timeout=TIMEOUT,
+    )
+
+
+def to_offset(text: str, pos: dict) -> int:
+    """An LSP position (UTF-16 columns) -> index in ``text`` (an independent conversion)."""
+    lines = text.split("\n")
+    start = sum(len(line) + 1 for line in lines[: pos["line"]])
+    units = lines[pos["line"]].encode("utf-16-le")[: 2 * pos["character"]]
+    return start + len(units.decode("utf-16-le"))
+
+
+def apply(text: str, edits: list[dict]) -> str:
+    spans = sorted(((to_offset(text, e["range"]["start"]), to_offset(text, e["range"]["end"]), e["newText"]) for e in edits), reverse=True)
+    for a, b, new in spans:
+        text = text[:a] + new + text[b:]
+    return text
+
+
+def cli_as_lsp(text: str, findings: list[dict]) -> list[tuple]:
+    """The command line's JSON findings as (code, message, LSP range)."""
+    lines = text.split("\n")
+
+    def pos(loc):
+        line = lines[loc["row"] - 1]
+        return {"line": loc["row"] - 1, "character": len(line[: loc["column"] - 1].encode("utf-16-le")) // 2}
+
+    return sorted(
+        (f["code"], f["message"], json.dumps({"start": pos(f["location"]), "end": pos(f["end_location"])}, sort_keys=True))
+        for f in findings
+    )
+
+
+def lsp_as_tuples(diags: list[dict]) -> list[tuple]:
+    return sorted((d["code"], d["message"], json.dumps(d["range"], sort_keys=True)) for d in diags)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.dllint]\ntarget-version = "py311"\n')
+    (tmp_path / "base.py").write_text("from torch.utils.data import Dataset\n\n\nclass Base(Dataset):\n    pass\n")
+    (tmp_path / "plain.py").write_text("class Base:\n    pass\n")
+    (tmp_path / "frames.py").write_text("x = 1\n")  # on disk: not what the editor holds
+    return tmp_path
+
+
+def test_language_server_matches_the_command_line(work: Path):
+    uri = (work / "frames.py").as_uri()
+    client = Client(work)
+    try:
+        init = client.request("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}})
+        caps = init["capabilities"]
+        assert caps["codeActionProvider"] and caps["textDocumentSync"]
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": FRAMES}})
+        published = client.diagnostics(uri, 1)
+
+        # the same findings as `dllint check` on the same (unsaved) text, positions in UTF-16
+        proc = cli(work, FRAMES, "--output-format", "json")
+        expected = cli_as_lsp(FRAMES, json.loads(proc.stdout))
+        assert lsp_as_tuples(published) == expected
+        codes = sorted(d["code"] for d in published)
+        # DL101 needs base.py (another file, from disk) to know Frames is a Dataset
+        assert codes == ["DL101", "DL302"]
+        dl302 = next(d for d in published if d["code"] == "DL302")
+        assert dl302["range"]["start"] == {"line": 5, "character": 15}  # "é😀" is 3 UTF-16 units, 2 characters
+        assert dl302["severity"] == 2 and dl302["source"] == "dllint"
+
+        # code actions on DL101: its safe fix first, then the noqa quick fix
+        dl101 = next(d for d in published if d["code"] == "DL101")
+        actions = client.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": uri}, "range": dl101["range"], "context": {"diagnostics": [dl101]}},
+        )
+        titles = [a["title"] for a in actions]
+        assert titles[0].startswith("DL101: ") and titles[0].endswith("(safe fix)"), titles
+        assert actions[0]["isPreferred"] is True
+        assert titles[1] == "DL101: disable for this line (# noqa: DL101)"
+        assert all("DL302" not in t for t in titles)  # only what the range touches
+        fixed = apply(FRAMES, actions[0]["edit"]["changes"][uri])
+        assert fixed == cli(work, FRAMES, "--fix").stdout  # the same text `dllint check --fix` writes
+
+        # the noqa quick fix for DL302 silences exactly that finding
+        actions = client.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": uri}, "range": dl302["range"], "context": {"diagnostics": [dl302]}},
+        )
+        assert [a["title"] for a in actions] == ["DL302: disable for this line (# noqa: DL302)"]
+        silenced = apply(FRAMES, actions[0]["edit"]["changes"][uri])
+        assert 'mp.set_sharing_strategy("file_system")  # noqa: DL302\n' in silenced
+        assert [f["code"] for f in json.loads(cli(work, silenced, "--output-format", "json").stdout)] == ["DL101"]
+
+        # didChange: the class now derives from a base that is not a Dataset; DL101 goes away
+        changed = FRAMES.replace("from base import Base", "from plain import Base")
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": changed}]},
+        )
+        assert [d["code"] for d in client.diagnostics(uri, 2)] == ["DL302"]
+
+        # didSave re-lints (the text is still the editor's)
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        assert [d["code"] for d in client.diagnostics(uri)] == ["DL302"]
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
+def test_noqa_edit_extends_existing_codes_and_refuses_strings():
+    def diag(row):
+        return Diagnostic("DL302", "m", "f.py", Span(row, 1, row, 2))
+
+    text = "a = 1  # noqa: DL101\nb = 2  # noqa\nc = '''\nx'''\n"
+    lines = text.split("\n")[:-1]
+    assert noqa_edit(text, lines, diag(1))["newText"] == "a = 1  # noqa: DL101, DL302"
+    assert noqa_edit(text, lines, diag(2)) is None  # a bare noqa already silences everything
+    assert noqa_edit(text, lines, diag(3)) is None  # a comment there would land inside the string
+
+
+def test_utf16_columns():
+    assert utf16_col("abc", 2) == 1
+    assert utf16_col('x = "😀"; y', 8) == 8  # the emoji counts twice
+    assert utf16_col("é", 2) == 1
