@@ -54,9 +54,9 @@ def extract_cpu_counts(ctx) -> dict | None:
             nw, positional = node.args[NUM_WORKERS_POSITION], True
         text = _whole_machine(ctx, nw)
         if text:
-            shown = ctx.segment(nw, 60)
-            if shown != text:
-                shown = f"{shown}` (= `{text})"
+            shown = f"`{ctx.segment(nw, 60)}`"
+            if shown != f"`{text}`":
+                shown = f"{shown} (= `{text}`)"
             out[call_key(ctx.span(node))] = {"text": shown, "span": ctx.span(nw), "positional": positional}
     return out or None
 
@@ -120,7 +120,7 @@ class WorkersOversubscribeCpus(Rule):
                 continue
             yield Diagnostic(
                 self.code,
-                f"num_workers=`{entry['text']}` counts every CPU of the machine: it ignores the CPU set this "
+                f"num_workers={entry['text']} counts every CPU of the machine: it ignores the CPU set this "
                 "process may use and is multiplied by the ranks of a DDP job, so workers (each with its own "
                 "threads) oversubscribe the CPUs; use `len(os.sched_getaffinity(0))` divided by the local ranks, capped",
                 loader.file.path,
