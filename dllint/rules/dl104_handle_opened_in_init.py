@@ -1,0 +1,305 @@
+"""DL104 handle-opened-in-init."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.model import Diagnostic
+from dllint.names import canonical
+from dllint.rules.base import Rule
+from dllint.rules.dl202_unsharded_iterable_dataset import proven_without_workers, start_methods_for
+
+# constructors of handles that must not cross a fork -> how the message names them
+HANDLE_CTORS = {
+    "builtins.open": "a file handle (`open()`)",
+    "io.open": "a file handle (`io.open()`)",
+    "codecs.open": "a file handle (`codecs.open()`)",
+    "gzip.open": "a gzip file handle",
+    "bz2.open": "a bz2 file handle",
+    "lzma.open": "an lzma file handle",
+    "h5py.File": "an HDF5 file (`h5py.File`)",
+    "lmdb.open": "an LMDB environment (`lmdb.open`)",
+    "lmdb.Environment": "an LMDB environment",
+    "sqlite3.connect": "a SQLite connection",
+    "tables.open_file": "a PyTables file",
+    "pandas.HDFStore": "an HDF5 store (`pandas.HDFStore`)",
+    "zipfile.ZipFile": "a zip archive (`zipfile.ZipFile`)",
+    "tarfile.open": "a tar archive (`tarfile.open`)",
+    "tarfile.TarFile": "a tar archive",
+    "PIL.Image.open": "a lazily read image file (`PIL.Image.open`)",
+    "pymongo.MongoClient": "a MongoDB client",
+    "psycopg2.connect": "a PostgreSQL connection",
+    "netCDF4.Dataset": "a netCDF (HDF5) file",
+}
+# methods whose result keeps using the handle: an LMDB transaction, a cursor, an HDF5 group
+DERIVED_METHODS = frozenset({"begin", "cursor", "get", "require_dataset", "require_group"})
+PICKLE_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
+
+
+def handle_ctor(ctx, node) -> tuple[str, bool] | None:
+    """(constructor, several) when a value is a handle, or a list/dict of handles."""
+    if isinstance(node, ast.Call):
+        q = canonical(ctx.qualname(node.func))
+        if q in HANDLE_CTORS:
+            return q, False
+        return None
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+        inner = handle_ctor(ctx, node.elt)
+        return (inner[0], True) if inner else None
+    if isinstance(node, ast.DictComp):
+        inner = handle_ctor(ctx, node.value)
+        return (inner[0], True) if inner else None
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        inner = [handle_ctor(ctx, e) for e in node.elts]
+        if all(inner):
+            return inner[0][0], True
+    return None
+
+
+def _is_slice(node) -> bool:
+    if isinstance(node, ast.Slice) or (isinstance(node, ast.Constant) and node.value is Ellipsis):
+        return True
+    return isinstance(node, ast.Tuple) and (not node.elts or any(_is_slice(e) for e in node.elts))
+
+
+def derived_root(node):
+    """The expression a value keeps a handle through: ``h``, ``h["x"]``, ``h.begin()``; else None.
+    ``h["x"][:]`` reads the data out (an array), so it is not a handle."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            if _is_slice(node.slice):
+                return None
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DERIVED_METHODS:
+            node = node.func.value
+        else:
+            return node
+
+
+class HandleOpenedInInit(Rule):
+    code = "DL104"
+    name = "handle-opened-in-init"
+    severity = "warning"
+    triggers = (b"open", b"File", b"connect", b"ZipFile", b"MongoClient", b"HDFStore")
+    summary = "File/DB handle opened in a Dataset's `__init__` and used in workers: forked workers share one descriptor."
+    docs = {
+        "What it does": """
+            Flags `self.X = <handle>` in a Dataset's `__init__` (or a helper it calls, base classes
+            included) when `self.X` -- or something that keeps using it, such as `self.txn =
+            self.env.begin()` or `self.images = f["images"]` -- is read by worker code
+            (`__getitem__`, `__iter__` and what they call). Handles: `open`, `gzip/bz2/lzma.open`,
+            `h5py.File`, `lmdb.open`, `sqlite3.connect`, `tables.open_file`, `pandas.HDFStore`,
+            `zipfile.ZipFile`, `tarfile.open`, `PIL.Image.open`, `pymongo.MongoClient`,
+            `psycopg2.connect`, `netCDF4.Dataset`, and lists/dicts of them. Reported when the
+            loader's workers may start with fork (the Linux default before Python 3.14); under
+            spawn/forkserver the same handle is a pickling error, reported by DL103.
+            Stays silent when the handle is closed in `__init__`, when the class defines
+            `__getstate__`/`__reduce__`, when worker code re-opens it (`self.X = ...` there, the
+            lazy per-worker pattern), for `np.memmap`/`np.load(mmap_mode=...)` (read-only,
+            fork-safe), and when every loader using the class is proven to run without workers.
+            """,
+        "Why is this bad?": """
+            A forked worker inherits the parent's file descriptors: all workers share one file
+            offset and the library's internal state. Reads interleave and return wrong bytes,
+            zip members fail their CRC (mehta-lab/VisCy#417), HDF5 returns garbage or crashes
+            ("h5py doesn't allow reading from multiple processes", pytorch/pytorch#11887, #11929,
+            torchmd/torchmd-net#84), LMDB fails with `MDB_BAD_RSLOT` or segfaults
+            (jnwatson/py-lmdb#346). Under spawn/forkserver the dataset is pickled instead and
+            fails with `cannot pickle '_io.BufferedReader' object` (DL103).
+            """,
+        "Example": """
+            ```python
+            class Frames(Dataset):
+                def __init__(self, path):
+                    self.h5 = h5py.File(path, "r")
+
+                def __getitem__(self, i):
+                    return self.h5["frames"][i]
+            ```
+            """,
+        "Use instead": """
+            ```python
+                def __init__(self, path):
+                    self.path = path
+                    self.h5 = None
+
+                def __getitem__(self, i):
+                    if self.h5 is None:  # first use in this worker process
+                        self.h5 = h5py.File(self.path, "r")
+                    return self.h5["frames"][i]
+            ```
+            or open it in `worker_init_fn` through `torch.utils.data.get_worker_info().dataset`.
+            """,
+        "Fix safety": """
+            No automatic fix yet: moving the open changes when errors surface (a missing file
+            fails in the first `__getitem__`, not in the constructor), who closes the handle, and
+            code in the main process that reads the attribute after `__init__`.
+            """,
+        "References": """
+            - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
+            - pytorch/pytorch#11887, #11929, #1919; jnwatson/py-lmdb#346; mehta-lab/VisCy#417
+            """,
+    }
+
+    # ------------------------------------------------------------------ facts
+
+    def extract(self, ctx):
+        out = {}
+        for fn in ctx.functions:
+            if not fn.self_name:
+                continue
+            handles = []  # (attr, ctor, several, span, row, via)
+            derived = []  # (attr, from_attr)
+            closed = set()
+            later: dict[str, int] = {}  # attr -> last row it is assigned something else
+            for node in ctx.walk_function(fn.node):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "close":
+                    if ctx.is_self_attr(node.func.value, fn):
+                        closed.add(node.func.value.attr)
+                if isinstance(node, ast.Delete):
+                    for t in node.targets:
+                        if ctx.is_self_attr(t, fn):
+                            closed.add(t.attr)
+                if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if not ctx.is_self_attr(target, fn):
+                        continue
+                    attr = target.attr
+                    found = handle_ctor(ctx, node.value)
+                    if found:
+                        handles.append((attr, found[0], found[1], ctx.span(node), node.lineno, None))
+                        continue
+                    root = derived_root(node.value)
+                    if root is not None and ctx.is_self_attr(root, fn):
+                        if root.attr != attr:
+                            derived.append((attr, root.attr))
+                        continue
+                    local = self._local_handle(ctx, fn, root)
+                    if local:
+                        handles.append((attr, local, False, ctx.span(node), node.lineno, root.id))
+                        continue
+                    later[attr] = max(later.get(attr, 0), node.lineno)
+            handles = [h for h in handles if later.get(h[0], 0) < h[4]]
+            if handles or derived or closed:
+                out[fn.qualname] = {"handles": handles, "derived": derived, "closed": sorted(closed)}
+        return out or None
+
+    @staticmethod
+    def _local_handle(ctx, fn, node) -> str | None:
+        """A local name bound only to handle calls (not a ``with`` target, not closed here)."""
+        if not isinstance(node, ast.Name):
+            return None
+        binding = ctx.lookup(node.id, ctx.scope_of(node))
+        if binding is None or binding.kind != "local" or not binding.values or binding is ctx.module_scope.bindings.get(node.id):
+            return None
+        ctors = set()
+        for value in binding.values:
+            found = handle_ctor(ctx, value) if value is not None else None
+            if not found or found[1]:
+                return None
+            ctors.add(found[0])
+        for sub in ctx.walk_function(fn.node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "close"
+                and isinstance(sub.func.value, ast.Name)
+                and sub.func.value.id == node.id
+            ):
+                return None
+        return ctors.pop() if len(ctors) == 1 else None
+
+    # ------------------------------------------------------------------ the join
+
+    def findings(self, project):
+        """(dataset class, handle assignment facts, owner function, reader name) for every
+        handle opened before the workers start and used by worker code; no start-method filter."""
+        index = project.index
+        for ref in index.dataset_classes():
+            if proven_without_workers(index, ref):
+                continue
+            if any(index.find_method(ref, hook) for hook in PICKLE_HOOKS):
+                continue
+            init = index.find_method(ref, "__init__")
+            if init is None:
+                continue
+            own = {r.key for r in index.mro(ref)}
+
+            def in_class(f):
+                cls = index.class_of(f)
+                return cls is not None and cls.key in own
+
+            workers = [f for f, _ in index.worker_functions(ref).values() if in_class(f)]
+            if not workers:
+                continue
+            worker_keys = {f.key for f in workers}
+            setup = [f for f, _ in index.reachable([init], ref).values() if in_class(f) and f.key not in worker_keys]
+            handles = []
+            children: dict[str, set[str]] = {}
+            closed: set[str] = set()
+            for f in setup:
+                entry = (project.payload(self.code, f.file.path) or {}).get(f.fn.qualname)
+                if not entry:
+                    continue
+                handles.extend((f, h) for h in entry["handles"])
+                for attr, parent in entry["derived"]:
+                    children.setdefault(parent, set()).add(attr)
+                closed.update(entry["closed"])
+            reads = set().union(*(f.fn.self_reads for f in workers))
+            writes = set().union(*(set(f.fn.self_writes) for f in workers))
+            for f, (attr, ctor, several, span, row, via) in handles:
+                if attr in closed:
+                    continue
+                family = {attr}
+                frontier = [attr]
+                while frontier:
+                    for child in children.get(frontier.pop(), ()):
+                        if child not in family:
+                            family.add(child)
+                            frontier.append(child)
+                used = sorted(family & reads)
+                if not used or family & writes:
+                    continue
+                reader = next(w.fn.name for w in workers if set(used) & w.fn.self_reads)
+                yield ref, f, attr, ctor, several, span, via, used, reader
+
+    def fork_hazards(self, project):
+        out: dict[str, list] = {}
+        for ref, f, attr, ctor, several, span, via, used, reader in self.findings(project):
+            desc = f"`self.{attr}` holds {HANDLE_CTORS[ctor]} opened in `{f.fn.name}` and used in `{reader}` (DL104)"
+            item = (desc, f.file.path, span.row)
+            bucket = out.setdefault(ref.cls.qualname, [])
+            if item not in bucket:
+                bucket.append(item)
+        return out
+
+    def check(self, project):
+        index = project.index
+        reported = set()
+        for ref, f, attr, ctor, several, span, via, used, reader in self.findings(project):
+            methods = start_methods_for(index, ref)
+            if methods and methods <= {"spawn", "forkserver"}:
+                continue  # no fork: the same handle is a pickling error (DL103)
+            key = (f.file.path, span)
+            if key in reported:
+                continue
+            reported.add(key)
+            what = HANDLE_CTORS[ctor]
+            if several:
+                what = f"one {what.removeprefix('a ').removeprefix('an ')} per item"
+            if via:
+                what = f"an object read from {what} (local `{via}`)"
+            through = "" if used == [attr] else f" (through `self.{'`, `self.'.join(u for u in used if u != attr)}`)"
+            start = "fork" if "fork" in methods else "fork, when the start method resolves to it"
+            yield Diagnostic(
+                self.code,
+                f"`self.{attr}` holds {what}, opened in `{f.fn.name}` and used in `{reader}`{through}: under {start} "
+                "every worker inherits the same descriptor, so workers share its offset and library state "
+                "(wrong data, CRC errors, crashes); open it lazily in each worker (store the path, set it to None, "
+                "open on first use)",
+                f.file.path,
+                span,
+                severity=self.severity,
+            )

@@ -1,0 +1,94 @@
+"""DL104 runtime proof with real torch (CPU, two forked workers): a handle opened in __init__ is
+one open file description shared by the workers (one worker's read moves the other's offset);
+the lazy form opens one handle per worker, each with its own offset."""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden import FIXTURES, Case, copy_case, findings
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader  # noqa: E402
+
+FIXTURE = FIXTURES / "dl104" / "positive.py"
+RECORDS = [f"rec{i:05d}" for i in range(4)]  # 8 bytes each
+
+
+def load(tmp_path: Path, name: str):
+    shutil.copy(FIXTURE, tmp_path / f"{name}.py")
+    sys.path.insert(0, str(tmp_path))
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "records.bin"
+    path.write_bytes("".join(RECORDS).encode())
+    return path
+
+
+def per_worker(dataset) -> dict[int, list[str]]:
+    loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context="fork")
+    out: dict[int, list[str]] = collections.defaultdict(list)
+    for pid, record in loader:
+        out[int(pid)].append(record)
+    return dict(out)
+
+
+def test_handle_opened_in_init_is_shared_by_forked_workers(tmp_path):
+    mod = load(tmp_path, "dl104_positive")
+    seen = per_worker(mod.Lines(data_file(tmp_path), n=4))
+    assert len(seen) == 2  # two worker processes
+    # one shared offset: together the workers read each record exactly once, so what a worker
+    # gets for an index depends on how far the other one has read
+    assert sorted(r for records in seen.values() for r in records) == RECORDS
+
+
+def test_lazy_open_gives_each_worker_its_own_handle(tmp_path):
+    mod = load(tmp_path, "dl104_positive_lazy")
+    seen = per_worker(mod.LazyLines(data_file(tmp_path), n=4))
+    assert len(seen) == 2
+    # each worker starts at offset 0 of its own handle
+    assert all(records == RECORDS[:2] for records in seen.values())
+
+
+def test_main_process_handle_unaffected_by_lazy_form(tmp_path):
+    mod = load(tmp_path, "dl104_positive_main")
+    ds = mod.LazyLines(data_file(tmp_path), n=4)
+    assert [r for _, r in (ds[i] for i in range(4))] == RECORDS
+
+
+def test_rule_flags_the_handles_not_the_lazy_form(tmp_path):
+    case = Case("dl104/positive", FIXTURE)
+    out = findings(copy_case(case, tmp_path), case)
+    flagged = sorted(line.split("`")[1] for line in out.splitlines() if " DL104 " in line)
+    assert flagged == ["self.conn", "self.fh", "self.files", "self.zf"]
+
+
+def test_fork_hazards_for_dl301(tmp_path):
+    """DL104 hands DL301 its hazards: class qualname -> (description, path, row)."""
+    import os
+
+    from dllint.config import Settings
+    from dllint.engine import Engine
+    from dllint.rules import rule_by_code
+
+    work = copy_case(Case("dl104/positive", FIXTURE), tmp_path)
+    engine = Engine(Settings(target_version="py311"), str(work))
+    path = os.path.join(str(work), "positive.py")
+    project = engine.analyse([path], {"DL104"}).project
+    hazards = rule_by_code("DL104").fork_hazards(project)
+    assert set(hazards) == {"positive.Lines", "positive.Archive", "positive.Table", "positive.Shards"}
+    desc, where, row = hazards["positive.Lines"][0]
+    assert "self.fh" in desc and where == path
+    assert FIXTURE.read_text().splitlines()[row - 1].strip().startswith("self.fh = open(")
