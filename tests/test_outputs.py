@@ -219,3 +219,21 @@ def test_show_fixes_keeps_machine_output_clean(project):
     assert code == 1
     assert [d["code"] for d in json.loads(out)] == ["DL302"]
     assert "1 × DL001" in err
+
+
+# ---------------------------------------------------------------------------- notebooks
+
+
+def test_notebook_findings_name_the_cell(tmp_path):
+    # rows 1-5 are earlier cells; the finding is on line 2 of cell 3 (row 7 of the concatenation)
+    source = "import torch\n\n\n\n\nx = 1\ny = 2  # noqa: DL302\nz = 3\n"
+    ctx = ReportContext(cwd=str(tmp_path), show_summary=False, sources={str(tmp_path / "n.ipynb"): source})
+    fix = Fix("safe", "Remove unused `noqa` directive", (Edit("", Span(7, 6, 7, 21)),))
+    d = Diagnostic("DL001", "Unused", str(tmp_path / "n.ipynb"), Span(7, 8, 7, 21), fix=fix, cell=3, cell_row_offset=5)
+    name, props, data = parse_command(render("github", [d], ctx).strip())
+    assert props == {"file": "n.ipynb", "title": "DL001 (unused-noqa)"}  # no line: .ipynb lines are JSON
+    assert data == "cell 3, line 2, column 8: Unused"
+    full = render("full", [d], ctx)
+    assert "1 | x = 1\n2 | y = 2  # noqa: DL302\n  |        ^^^^^^^^^^^^^ DL001\n" in full
+    assert "import torch" not in full.split("Safe fix:")[0]  # context stays inside the cell
+    assert "    |- y = 2  # noqa: DL302\n    |+ y = 2\n" in full  # no row numbers across cells

@@ -169,3 +169,17 @@ def test_levels_follow_each_finding_severity(tmp_path):
     outside = Diagnostic("DL302", "o", "/elsewhere/b.py", Span(1, 1, 1, 2))
     loc = json.loads(render("sarif", [outside], ctx))["runs"][0]["results"][0]["locations"][0]
     assert loc["physicalLocation"]["artifactLocation"] == {"uri": "file:///elsewhere/b.py"}
+
+
+def test_notebook_findings_have_no_region_and_no_fix(tmp_path):
+    ctx = ReportContext(cwd=str(tmp_path))
+    fix = Fix("safe", "remove", (Edit("", Span(7, 6, 7, 21)),))
+    d = Diagnostic("DL001", "Unused", str(tmp_path / "n.ipynb"), Span(7, 8, 7, 21), fix=fix, cell=3, cell_row_offset=5)
+    log = json.loads(render("sarif", [d], ctx))
+    r = log["runs"][0]["results"][0]
+    loc = r["locations"][0]
+    assert "region" not in loc["physicalLocation"] and "fixes" not in r
+    assert loc["logicalLocations"] == [{"name": "cell 3", "kind": "module"}]
+    assert loc["properties"]["cellRegion"] == {"startLine": 2, "startColumn": 8, "endLine": 2, "endColumn": 21}
+    assert r["message"]["text"] == "cell 3, line 2: Unused"
+    assert not list(validator().iter_errors(log))

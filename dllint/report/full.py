@@ -52,9 +52,13 @@ def snippet(diag, lines: list[str]) -> list[str]:
     n = len(lines)
     if n == 0:
         return []
+    # a notebook: rows of the concatenated cells, shown as lines of the finding's cell (whose end
+    # is not known here, so no context after the span)
+    shift = diag.cell_row_offset if getattr(diag, "cell", None) is not None else 0
     first = min(max(span.row, 1), n)
     last = min(max(span.end_row, first), n)
-    shown = list(range(max(1, first - CONTEXT), min(n, last + CONTEXT) + 1))
+    after = 0 if shift or getattr(diag, "cell", None) is not None else CONTEXT
+    shown = list(range(max(1 + shift, first - CONTEXT), min(n, last + after) + 1))
     while shown and shown[0] < first and not lines[shown[0] - 1].strip():
         shown.pop(0)
     while shown and shown[-1] > last and not lines[shown[-1] - 1].strip():
@@ -63,7 +67,7 @@ def snippet(diag, lines: list[str]) -> list[str]:
         keep_to = first + MAX_SPAN_LINES // 2 - 1
         keep_from = last - MAX_SPAN_LINES // 2 + 1
         shown = [r for r in shown if not keep_to < r < keep_from]
-    width = len(str(shown[-1])) if shown else 1
+    width = len(str(shown[-1] - shift)) if shown else 1
     gutter = " " * width + " |"
     out = [gutter]
     previous = None
@@ -72,7 +76,7 @@ def snippet(diag, lines: list[str]) -> list[str]:
             out.append(" " * width + " ...")
         previous = row
         text = lines[row - 1]
-        out.append(f"{row:>{width}} | {text.expandtabs(TAB)}".rstrip())
+        out.append(f"{row - shift:>{width}} | {text.expandtabs(TAB)}".rstrip())
         if first <= row <= last:
             start = span.col - 1 if row == first else len(text) - len(text.lstrip())
             end = span.end_col - 1 if row == last else len(text)
@@ -86,13 +90,21 @@ def snippet(diag, lines: list[str]) -> list[str]:
 
 
 def fix_diff(diag, text: str) -> list[str]:
-    """The fix of ``diag`` alone, as changed lines with old / new line numbers (1 line of context)."""
+    """The fix of ``diag`` alone, as changed lines with old / new line numbers (1 line of context).
+
+    A notebook's fix may touch another cell (an import added to the first one), so its lines are
+    shown without numbers."""
     fixed, applied = apply_edits(text, [diag])
     if not applied or fixed == text:
         return []
     old, new = split_lines(text), split_lines(fixed)
-    width = len(str(max(len(old), len(new), 1)))
+    numbered = getattr(diag, "cell", None) is None
+    width = len(str(max(len(old), len(new), 1))) if numbered else 0
     blank = " " * width
+
+    def num(k: int) -> str:
+        return f"{k:>{width}}" if numbered else ""
+
     out: list[str] = []
     for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(1):
         if out:
@@ -100,12 +112,12 @@ def fix_diff(diag, text: str) -> list[str]:
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 for k in range(i2 - i1):
-                    out.append(f"  {i1 + k + 1:>{width}} {j1 + k + 1:>{width}} |  {old[i1 + k].expandtabs(TAB)}".rstrip())
+                    out.append(f"  {num(i1 + k + 1)} {num(j1 + k + 1)} |  {old[i1 + k].expandtabs(TAB)}".rstrip())
                 continue
             for k in range(i1, i2):
-                out.append(f"  {k + 1:>{width}} {blank} |- {old[k].expandtabs(TAB)}".rstrip())
+                out.append(f"  {num(k + 1)} {blank} |- {old[k].expandtabs(TAB)}".rstrip())
             for k in range(j1, j2):
-                out.append(f"  {blank} {k + 1:>{width}} |+ {new[k].expandtabs(TAB)}".rstrip())
+                out.append(f"  {blank} {num(k + 1)} |+ {new[k].expandtabs(TAB)}".rstrip())
     return out
 
 

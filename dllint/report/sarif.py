@@ -6,6 +6,8 @@ columns; ``columnKind`` is ``unicodeCodePoints`` because dllint counts character
 ``endColumn`` is exclusive, as SARIF defines it) and its fix as ``artifactChanges`` when it has one
 (the fix's applicability, safe / unsafe / display, is in the fix's ``properties``).
 Paths are relative to the working directory (``%SRCROOT%``) when they lie under it.
+A notebook finding has no region and no fix (its rows are lines of a cell, not of the .ipynb JSON):
+the cell is a logical location, and ``properties.cellRegion`` holds the position inside the cell.
 """
 
 from __future__ import annotations
@@ -62,15 +64,28 @@ def region(span) -> dict:
 
 def result(diag, rule_index: dict[str, int], ctx) -> dict:
     location = artifact_location(diag.path, ctx)
+    cell = getattr(diag, "cell", None)
+    if cell is None:
+        where: dict = {"physicalLocation": {"artifactLocation": location, "region": region(diag.span)}}
+    else:  # a notebook: rows are lines of a cell, not of the .ipynb file, so no region and no fix
+        shift = diag.cell_row_offset
+        where = {
+            "physicalLocation": {"artifactLocation": location},
+            "logicalLocations": [{"name": f"cell {cell}", "kind": "module"}],
+            "properties": {
+                "cell": cell,
+                "cellRegion": region(type(diag.span)(diag.span.row - shift, diag.span.col, diag.span.end_row - shift, diag.span.end_col)),
+            },
+        }
     out: dict = {
         "ruleId": diag.code,
         "level": level(diag.severity),
-        "message": {"text": diag.message},
-        "locations": [{"physicalLocation": {"artifactLocation": location, "region": region(diag.span)}}],
+        "message": {"text": diag.message if cell is None else f"cell {cell}, line {diag.cell_row}: {diag.message}"},
+        "locations": [where],
     }
     if diag.code in rule_index:
         out["ruleIndex"] = rule_index[diag.code]
-    if diag.fix is not None and diag.fix.edits:
+    if diag.fix is not None and diag.fix.edits and cell is None:
         out["fixes"] = [
             {
                 "description": {"text": diag.fix.message or f"Fix {diag.code}"},
