@@ -15,6 +15,8 @@ from dllint.rules.dl201_cuda_in_worker import (
     device_kind,
     fork_severity,
     owners,
+    start_method_phrase,
+    start_methods_of,
 )
 from dllint.rules.dl301_missing_multiprocessing_context import insertion_point
 
@@ -193,7 +195,7 @@ class CudaStateOnDataset(Rule):
             if severity is None:
                 continue
             if severity == "error":
-                why = 'workers start with fork here and fail with "Cannot re-initialize CUDA in forked subprocess"'
+                why = start_method_phrase(severity, start_methods_of(uses, project.settings))
             elif severity == "warning":
                 why = "under spawn/forkserver each worker gets it through CUDA IPC and creates its own CUDA context"
             else:

@@ -236,12 +236,11 @@ def display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def start_method_phrase(severity: str) -> str:
+def start_method_phrase(severity: str, methods: set[str] | None = None) -> str:
     if severity == "error":
-        return (
-            "workers start with fork here and fail with "
-            '"Cannot re-initialize CUDA in forked subprocess"'
-        )
+        how = "start with fork here" if not methods or set(methods) == {"fork"} else "start with fork on some targets"
+        return f'workers {how} and fail with "Cannot re-initialize CUDA in forked subprocess"'
+
     if severity == "warning":
         return "under spawn/forkserver each worker creates its own CUDA context (GPU memory per worker)"
     return "no DataLoader with workers seen using it, but forked workers would fail with \"Cannot re-initialize CUDA in forked subprocess\""
@@ -337,7 +336,8 @@ class CudaInWorker(Rule):
             verb = "initializes CUDA" if kind == CUDA else "may initialize CUDA (the device is CUDA when available)"
             yield Diagnostic(
                 self.code,
-                f"{what} {verb} in DataLoader worker code ({owners(uses)}): {start_method_phrase(severity)}; "
+                f"{what} {verb} in DataLoader worker code ({owners(uses)}): "
+                f"{start_method_phrase(severity, start_methods_of(uses, project.settings))}; "
                 "return CPU tensors and move batches to the GPU in the training loop",
                 path,
                 span,
