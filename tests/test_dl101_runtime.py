@@ -28,10 +28,13 @@ CASES = {
     "dl101/positive_make_dataset": ("fixed", "positive_make_dataset", "ImageFolder(root)"),
     "dl101/positive_param": ("fixed", "positive_param", "FromLists(['a', 'bb', 'ccc', 'd', 'e'], ['3', '1', '4', '1', '5'])"),
     "dl101/spawn_target": ("fixed", "spawn_target", "Clips(root)"),
+    "dl101/positive_local_list": ("fixed", "positive_local_list", "PairList(root + '/pairs.lst')"),
     # unsafe: the slice in head() is never reached by the loader, so the batches are still the same
     "dl101/unsafe_uses": ("unsafe-fixed", "unsafe_uses", "Shards(root)"),
     "projects/dl101_subclass": ("fixed", "data.texts", "Texts(root)"),
     "projects/dl101_outside_use": ("unsafe-fixed", "datasets", "Paths(root)"),
+    # unsafe: the element type is known from train.py's call only; this call passes those paths
+    "projects/dl101_callers": ("unsafe-fixed", "image_list", "ImageList(sorted(__import__('glob').glob(root + '/*.txt')))"),
 }
 
 RUNNER = r"""
@@ -84,6 +87,7 @@ def make_data(root: Path) -> Path:
         (root / name).write_text("x" * (i + 3) + "\n")
         names.append(name)
     (root / "list.lst").write_text("\n".join(reversed(names)) + "\n\n")
+    (root / "pairs.lst").write_text("".join(f"{n} {i % 3}\n" for i, n in enumerate(reversed(names))))
     for cls, n in (("cat", 3), ("dog", 4)):
         (root / cls).mkdir()
         for i in range(n):

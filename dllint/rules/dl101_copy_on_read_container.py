@@ -38,6 +38,7 @@ class T:
 
 
 UNKNOWN = T("unknown")
+CYCLE = T("cycle")  # a value that depends on itself (x = x.strip()): neutral in joins
 STR = T("str")
 INT = T("int")
 FLOAT = T("float")
@@ -47,9 +48,9 @@ SCALARS = ("str", "int", "float", "bytes", "bool", "none", "path")
 
 
 def join(a: T | None, b: T | None) -> T | None:
-    if a is None:
+    if a is None or a.kind == "cycle":
         return b
-    if b is None:
+    if b is None or b.kind == "cycle":
         return a
     data = a.data or b.data
     source = a.source or b.source
@@ -100,7 +101,22 @@ LISTING = {
         data="a directory listing (`os.walk`)",
     ),
 }
+LISTING.update(
+    {
+        "imutils.paths.list_images": T("iter", "", STR, data="a directory listing (`list_images`)"),
+        "imutils.paths.list_files": T("iter", "", STR, data="a directory listing (`list_files`)"),
+        "mmcv.list_from_file": T("container", "list", STR, data="a file read (`list_from_file`)"),
+        "mmengine.list_from_file": T("container", "list", STR, data="a file read (`list_from_file`)"),
+        "mmengine.fileio.list_from_file": T("container", "list", STR, data="a file read (`list_from_file`)"),
+        "tensorflow.io.gfile.listdir": T("container", "list", STR, data="a directory listing (`gfile.listdir`)"),
+        "tensorflow.io.gfile.glob": T("container", "list", STR, data="a directory listing (`gfile.glob`)"),
+    }
+)
 LOADS = {
+    "mmcv.load": "`mmcv.load`",
+    "mmengine.load": "`mmengine.load`",
+    "ujson.load": "`ujson.load`",
+    "orjson.loads": "`orjson.loads`",
     "json.load": "`json.load`",
     "json.loads": "`json.loads`",
     "pickle.load": "`pickle.load`",
@@ -137,6 +153,8 @@ CONTAINER_BUILTINS = {
     "builtins.set": "set",
     "builtins.frozenset": "set",
     "builtins.sorted": "list",
+    "natsort.natsorted": "list",
+    "natsort.os_sorted": "list",
     "collections.deque": "deque",
 }
 MAPPING_BUILTINS = {
@@ -267,8 +285,14 @@ class Analyzer:
     # ---------------------------------------------------------------- typing
 
     def typeof(self, node, depth: int = 0) -> T:
-        if node is None or depth > 12 or id(node) in self._active:
+        t = self._typeof_guarded(node, depth)
+        return UNKNOWN if t.kind == "cycle" and depth == 0 else t
+
+    def _typeof_guarded(self, node, depth: int) -> T:
+        if node is None or depth > 12:
             return UNKNOWN
+        if id(node) in self._active:
+            return CYCLE
         self._active.add(id(node))
         try:
             return self._typeof(node, depth + 1)
@@ -466,7 +490,7 @@ class Analyzer:
             return UNKNOWN  # a literal default: a fixed, small collection (class names, mean/std ...)
         if name in ("self", "cls"):
             return UNKNOWN
-        return T("unknown", data=f"the `{name}` argument")
+        return T("unknown", data=f"the `{name}` argument", defer=f"param:{name}")
 
     def _entry(self, entry, depth: int) -> T:
         kind, node, path = entry
@@ -634,6 +658,8 @@ class Analyzer:
                 return T("iter", "", elem, data=recv.data)
             if method == "copy" and recv.kind == "container":
                 return recv
+            if recv.kind == "path" and method == "open":
+                return T("file", data="a file read")
             if recv.kind == "path" and method in ("resolve", "absolute", "with_suffix", "with_name", "joinpath", "expanduser"):
                 return PATH
             if recv.kind == "array":
@@ -884,14 +910,47 @@ class CopyOnReadContainer(Rule):
             lst = ext_uses.setdefault(node.attr, [])
             if len(lst) < 8 and (kind, detail) not in [(k, d) for k, d, _ in lst]:
                 lst.append((kind, detail, node.lineno))
-        if not classes and not returns and not ext_uses:
+        ctor_calls = self._ctor_calls(ctx, an)
+        if not classes and not returns and not ext_uses and not ctor_calls:
             return None
         return {
             "classes": classes,
             "returns": returns,
             "ext_uses": ext_uses,
+            "ctor_calls": ctor_calls,
             "import": self._import_plan(ctx),
         }
+
+    @staticmethod
+    def _ctor_calls(ctx, an: Analyzer) -> list:
+        """Calls of class-like callees (``Images(paths, ...)``) with the containers they pass.
+
+        Each: (callee, row, ((position or keyword, T or None), ...)); None is a value we cannot type."""
+        out = []
+        for node in ast.walk(ctx.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if not last[:1].isupper():
+                continue
+            callee = ctx.call_name(node)
+            if callee is None or callee.startswith(("builtins.", "torch.", "numpy.", "collections.", "pathlib.")):
+                continue
+            args = []
+            for i, arg in enumerate(node.args):
+                if isinstance(arg, ast.Starred):
+                    break
+                args.append((i, an.typeof(arg)))
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    args.append((kw.arg, an.typeof(kw.value)))
+            if not any(t.kind in ("container", "iter", "empty") for _, t in args):
+                continue
+            args = [(k, t if t.kind in ("container", "iter", "empty", "array") else None) for k, t in args]
+            starred = any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords)
+            out.append((callee, node.lineno, tuple(args), starred))
+        return out
 
     @staticmethod
     def _numpy_binding(ctx) -> str | None:
@@ -1119,10 +1178,48 @@ class CopyOnReadContainer(Rule):
             reported.add(key)
             yield diag
 
+    def _from_callers(self, project, cls, init_ref, pname: str) -> T:
+        """``self.X = param`` in ``__init__``: what the project's calls of the class pass as ``param``."""
+        index = project.index
+        owner = index.class_of(init_ref)
+        if owner is None or pname not in init_ref.fn.params:
+            return UNKNOWN
+        targets = {owner.key}
+        for sub in index.subclasses_of(owner):
+            found = index.find_method(sub, "__init__")
+            if found is not None and found.key == init_ref.key:
+                targets.add(sub.key)
+        position = init_ref.fn.params.index(pname) - 1
+        out: T | None = None
+        unknown_site = False
+        for facts, payload in project.payloads(self.code):
+            for callee, row, args, starred in payload.get("ctor_calls", ()):
+                found = index.resolve(callee, facts.root)
+                if found is None or getattr(found, "key", None) not in targets:
+                    continue
+                value = next((t for k, t in args if k == pname or k == position), "absent")
+                if value == "absent":
+                    unknown_site = unknown_site or starred
+                    continue
+                if value is None or value.kind not in ("container",) or not value.ctype:
+                    unknown_site = True
+                    continue
+                where = f"{_base(facts.path)}:{row}"
+                value = replace(value, data=f"{value.data} passed as `{pname}` ({where})" if value.data else "", source="callers")
+                out = join(out, value)
+        if out is None or out.kind != "container":
+            return UNKNOWN
+        out = replace(out, source="callers")
+        if unknown_site:
+            out = replace(out, elem=T("mixed"))  # some caller passes something else: no fix
+        return out
+
     def _finding(self, project, cls, attr, items, reader, family, ext_uses, init_keys, spawn_only):
         resolved = []
         for ref, info, b in items:
             t = self._resolve(project, b.t, ref.file, cls)
+            if t.kind == "unknown" and t.defer.startswith("param:") and ref.fn.name == "__init__" and b.op == "assign":
+                t = self._from_callers(project, cls, ref, t.defer[6:])
             resolved.append((ref, info, b, t))
         assigns = [x for x in resolved if x[2].op == "assign"]
         if any(_kind_of_t(t) not in ("container", "empty") for _, _, _, t in assigns):
@@ -1159,6 +1256,9 @@ class CopyOnReadContainer(Rule):
         fix = None
         if dtype is not None:
             verdict, why = self._fix_verdict(attr, resolved, family, ext_uses, elem, project, cls)
+            if verdict == "safe" and any(x[3].source == "callers" for x in resolved):
+                verdict, why = "unsafe", f"the element type comes from this project's calls of `{cls.cls.name}`; other callers may pass other values"
+
             if verdict == "none":
                 head += f" (no automatic fix: {why})"
             else:
