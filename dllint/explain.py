@@ -125,7 +125,7 @@ CAUSES: tuple[Cause, ...] = (
             Signature(r"\bSIGBUS\b", 6),
             Signature(r"unable to write to file\s*</torch_", 9),
             Signature(r"No space left on device.*(?:/dev/shm|torch_)|(?:/dev/shm|torch_).*No space left", 8),
-            Signature(r"unable to (?:open|mmap|allocate) shared memory", 6),
+            Signature(r"unable to (?:open|mmap|allocate) shared memory", 10),
             Signature(_WORKER_EXITED, 3.0),
         ),
     ),
@@ -175,6 +175,7 @@ CAUSES: tuple[Cause, ...] = (
         ),
         signatures=(
             Signature(_KILLED_BY + r"Segmentation fault", 10),
+            Signature(r"Unexpected segmentation fault encountered in worker", 10),
             Signature(r"Segmentation fault|\bSIGSEGV\b|segfault", 7),
             Signature(_KILLED_BY + r"Aborted", 8),
             Signature(r"\bSIGABRT\b|core dumped", 4),
@@ -409,6 +410,24 @@ CAUSES: tuple[Cause, ...] = (
         ),
     ),
     Cause(
+        id="worker-startup-error",
+        title="A worker exited with an error code before it could report: its start-up failed",
+        why=(
+            "The worker ended with a non-zero exit code, not a signal: a Python error while the worker "
+            "started, typically unpickling the dataset/collate_fn in a spawn/forkserver worker (a class "
+            "defined in __main__ or a notebook, an import that fails in the child). The worker printed "
+            "the real error above this one."
+        ),
+        rules=("DL106", "DL103", "DL303"),
+        doctor=("start-method",),
+        commands=(
+            "read the worker's own traceback printed before this error",
+            "rerun with num_workers=0",
+            "dllint <path> --select DL106,DL103,DL303",
+        ),
+        signatures=(Signature(r"exited unexpectedly with exit code \d+", 5),),
+    ),
+    Cause(
         id="error-in-dataset-code",
         title="An exception raised by your own dataset/transform/collate code inside a worker",
         why=(
@@ -494,7 +513,7 @@ _BOX = re.compile(r"[\u2500-\u257f]")
 
 def normalize(text: str) -> str:
     """Undo what terminals, launchers and copy-paste do to an error text."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     if "\n" not in text and "\\n" in text:  # a log pasted as an escaped string
         text = text.replace("\\n", "\n").replace("\\'", "'")
     text = _ANSI.sub("", text)

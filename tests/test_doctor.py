@@ -321,3 +321,39 @@ def test_module_import_does_not_import_torch():
     code = "import sys, dllint.doctor, dllint.explain, dllint.probe; print('torch' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.stdout.strip() == "False", res.stderr
+
+
+def _private_shm_namespace_works() -> bool:
+    import shutil
+
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        return False
+    flags = ["-m"] if os.geteuid() == 0 else ["-r", "-m"]
+    probe = subprocess.run(["unshare", *flags, "sh", "-c", "mount -t tmpfs -o size=64m tmpfs /dev/shm"],
+                           capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _private_shm_namespace_works(), reason="cannot mount a private /dev/shm (needs unshare -m)")
+def test_real_64mb_shm_fails_and_a_real_loader_dies_as_explained():
+    """In a private mount namespace /dev/shm is a real 64 MiB tmpfs, as in a default Docker container."""
+    flags = "-m" if os.geteuid() == 0 else "-r -m"
+    script = (
+        "mount -t tmpfs -o size=64m tmpfs /dev/shm && "
+        f"{sys.executable} -m dllint doctor --json --check shm; echo \"doctor-rc=$?\"; "
+        f"{sys.executable} {ROOT / 'tests' / 'data' / 'explain' / 'make_errors.py'} bigshm 2>&1 >/dev/null | tail -5"
+    )
+    res = subprocess.run(f"unshare {flags} sh -c '{script}'", shell=True, cwd=ROOT, capture_output=True, text=True,
+                         timeout=180)
+    out = res.stdout
+    payload, _, rest = out.partition("doctor-rc=")
+    data = json.loads(payload)
+    (shm,) = data["checks"]
+    assert shm["verdict"] == FAIL and shm["data"]["size"] == 64 * MiB
+    assert "Docker's default" in shm["message"] and "--shm-size" in shm["fix"]
+    assert rest.startswith("1")
+    from dllint.explain import explain_text
+
+    exp = explain_text(rest)
+    assert "No space left on device" in rest
+    assert exp.top.id == "shm-too-small" and "shm" in exp.top.doctor_checks
