@@ -65,6 +65,9 @@ def join(a: T | None, b: T | None) -> T | None:
     for x, y in ((a, b), (b, a)):
         if x.kind in ("empty", "none") and y.kind in ("container", "empty"):
             return replace(y, data=data, source=source)
+        if x.kind == "unknown" and x.defer.startswith("param:") and y.kind == "container":
+            # a parameter taken as is in another branch: still a container, element type unknown
+            return replace(y, elem=T("mixed"), data=y.data or x.data, source=source)
     return T("mixed", data=data, source=source)
 
 
@@ -166,6 +169,13 @@ MAPPING_BUILTINS = {
 # Modules whose call results are not Python containers (arrays, tensors, tables, buffers).
 ARRAY_MODULES = ("numpy.", "torch.", "pyarrow.", "datasets.", "h5py.", "zarr.", "lmdb.", "pandas.")
 ARRAY_FUNCS = frozenset({"pickle.dumps", "builtins.bytes", "builtins.bytearray", "builtins.memoryview"})
+
+# Array functions whose result is as large as their input (np.unique & co. are not).
+SIZE_KEEPING = frozenset(
+    {"numpy.array", "numpy.asarray", "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack",
+     "numpy.arange", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile", "torch.tensor",
+     "torch.load", "pandas.DataFrame", "pandas.Series", "pandas.concat"}
+)
 
 # Attribute-name words that mark configuration, class names, normalisation or transforms: small by
 # construction even when read from a file or a parameter.
@@ -623,8 +633,9 @@ class Analyzer:
                 return T("array", elem=elem, data=first.data if first else "")
             if callee.startswith(ARRAY_MODULES) or callee in ARRAY_FUNCS:
                 data = ""
-                for a in args:
-                    data = data or self.typeof(a, depth).data
+                if callee in SIZE_KEEPING:
+                    for a in args:
+                        data = data or self.typeof(a, depth).data
                 if callee.startswith("pandas.read_") or callee in ("numpy.load", "numpy.loadtxt", "numpy.genfromtxt"):
                     data = data or "a file read"
                 return T("array", data=data)
@@ -945,9 +956,9 @@ class CopyOnReadContainer(Rule):
             for kw in node.keywords:
                 if kw.arg is not None:
                     args.append((kw.arg, an.typeof(kw.value)))
-            if not any(t.kind in ("container", "iter", "empty") for _, t in args):
+            if not any(t.kind in ("container", "iter", "empty", "call") for _, t in args):
                 continue
-            args = [(k, t if t.kind in ("container", "iter", "empty", "array") else None) for k, t in args]
+            args = [(k, t if t.kind in ("container", "iter", "empty", "array", "call") else None) for k, t in args]
             starred = any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords)
             out.append((callee, node.lineno, tuple(args), starred))
         return out
@@ -1084,7 +1095,7 @@ class CopyOnReadContainer(Rule):
             inner = self._resolve(project, T("call", defer=t.defer, data=t.data), facts, cls_ref, depth + 1)
             if inner.kind in ("container", "iter"):
                 return T("container", t.ctype, elem_of(inner), data=inner.data or t.data, source=t.source)
-            return T("container", t.ctype, UNKNOWN, data=t.data, source=t.source)
+            return T("container", t.ctype, UNKNOWN, data="", source=t.source)  # an unknown call: size unknown
         if t.kind != "call" or depth > 3:
             return t
         index = project.index
@@ -1097,7 +1108,7 @@ class CopyOnReadContainer(Rule):
             if found is not None and hasattr(found, "fn"):
                 target = found
         if target is None:
-            return T("unknown", data=t.data)
+            return UNKNOWN
         payload = target.file.payloads.get(self.code) or {}
         ret = payload.get("returns", {}).get(target.fn.qualname)
         if ret is None:
@@ -1201,6 +1212,8 @@ class CopyOnReadContainer(Rule):
                 if value == "absent":
                     unknown_site = unknown_site or starred
                     continue
+                if value is not None and value.kind == "call":
+                    value = self._resolve(project, value, facts, None)
                 if value is None or value.kind not in ("container",) or not value.ctype:
                     unknown_site = True
                     continue
@@ -1221,6 +1234,11 @@ class CopyOnReadContainer(Rule):
             if t.kind == "unknown" and t.defer.startswith("param:") and ref.fn.name == "__init__" and b.op == "assign":
                 t = self._from_callers(project, cls, ref, t.defer[6:])
             resolved.append((ref, info, b, t))
+        # a bare parameter in one branch (`if isinstance(odgt, list): self.X = odgt`) does not hide
+        # the data-sized container of the other; the element type is unknown then (no fix)
+        params = [x for x in resolved if x[2].op == "assign" and x[3].kind == "unknown" and x[3].defer.startswith("param:")]
+        if params and len(params) < len(resolved):
+            resolved = [x if x not in params else (x[0], x[1], x[2], T("container", "", T("mixed"))) for x in resolved]
         assigns = [x for x in resolved if x[2].op == "assign"]
         if any(_kind_of_t(t) not in ("container", "empty") for _, _, _, t in assigns):
             return None  # rebound to (or built as) something else: an array, an unknown call's result ...
@@ -1231,7 +1249,12 @@ class CopyOnReadContainer(Rule):
             total = join(total, t)
         if total is None or total.kind != "container" or not total.data:
             return None
-        anchors = [x for x in assigns if x[3].kind == "container"] or assigns or resolved
+        anchors = (
+            [x for x in assigns if x[3].kind == "container" and x[3].data]
+            or [x for x in assigns if x[3].kind == "container"]
+            or assigns
+            or resolved
+        )
         anchor = min(anchors, key=lambda x: (x[0].file.path != cls.file.path, x[2].span.row))
         ref, info, b, _ = anchor
         ctype = total.ctype or "container"
@@ -1269,17 +1292,31 @@ class CopyOnReadContainer(Rule):
                     head += f" (fix is unsafe: {why})"
         return Diagnostic(self.code, head, ref.file.path, b.span, fix=fix, severity=self.severity)
 
-    def _fix_verdict(self, attr, resolved, family, ext_uses, elem, project, cls):
-        build_methods = {x[0].key for x in resolved}
-        if len(build_methods) != 1:
-            return "none", f"`self.{attr}` is built in several methods"
-        ref, info = resolved[0][0], resolved[0][1]
-        last_top = max(x[2].top for x in resolved)
+    @staticmethod
+    def _plan(attr, resolved):
+        """Where the conversion goes: (why not, build method info, index of the top-level statement
+        after which it goes, one-shot wrap?). List-only uses right after the build in the same
+        method (``if not self.X: raise``, ``self.X.sort()``) stay before the conversion."""
+        if len({x[0].key for x in resolved}) != 1:
+            return f"`self.{attr}` is built in several methods", None, -1, False
+        info = resolved[0][1]
         if any(x[2].top < 0 for x in resolved):
-            return "none", "built inside a nested function"
+            return "built inside a nested function", None, -1, False
+        last_top = max(x[2].top for x in resolved)
         one_shot = len(resolved) == 1 and resolved[0][2].op == "assign"
+        for use in info.uses:
+            if use.attr == attr and use.top > last_top and use.kind not in SAFE_USES and use.kind not in ("noop", "elemtype"):
+                last_top = use.top
+                one_shot = False
         if not one_shot and info.has_return:
-            return "none", "the building method returns early"
+            return "the building method returns early", None, -1, False
+        return "", info, last_top, one_shot
+
+    def _fix_verdict(self, attr, resolved, family, ext_uses, elem, project, cls):
+        why, info, last_top, one_shot = self._plan(attr, resolved)
+        if why:
+            return "none", why
+        ref = resolved[0][0]
         unsafe: list[str] = []
         breaking: list[str] = []
         for key, r in family.items():
@@ -1345,13 +1382,14 @@ class CopyOnReadContainer(Rule):
             np_name = "np"
             row, col, prefix = plan
             edits.append(Edit(f"{prefix}import numpy as np\n" if not prefix else f"{prefix}import numpy as np", Span(row, col, row, col)))
-        one_shot = len(resolved) == 1 and resolved[0][2].op == "assign" and resolved[0][2].value is not None
-        if one_shot and resolved[0][2].value_paren:
+        _, info, last_top, one_shot = self._plan(attr, resolved)
+        if info is None:
+            return None
+        if one_shot and resolved[0][2].value is not None and resolved[0][2].value_paren:
             v = resolved[0][2].value
             edits.append(Edit(f"{np_name}.array(", Span(v.row, v.col, v.row, v.col)))
             edits.append(Edit(f", dtype={np_name}.{dtype})", Span(v.end_row, v.end_col, v.end_row, v.end_col)))
         else:
-            last_top = max(x[2].top for x in resolved)
             if last_top < 0 or last_top >= len(info.tops) or info.tops[last_top] is None:
                 return None
             row, col, prefix, indent = info.tops[last_top]
