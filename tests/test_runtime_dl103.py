@@ -1,0 +1,110 @@
+"""DL103 runtime proof with real torch (CPU): iterating each flagged dataset / loader under
+multiprocessing_context="spawn" raises the pickling error the finding quotes; the fixed forms
+(a module-level function, the golden unsafe fix turning the collate lambda into functools.partial)
+iterate and give the same batches as before."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden import FIXTURES, Case, copy_case, findings
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader  # noqa: E402
+
+FIXTURE = FIXTURES / "dl103" / "positive.py"
+
+
+def load(path: Path, tmp_path: Path, name: str):
+    """Import under a unique module name that spawned workers can import too (sys.path is
+    passed to spawn children)."""
+    shutil.copy(path, tmp_path / f"{name}.py")
+    if str(tmp_path) not in sys.path:
+        sys.path.insert(0, str(tmp_path))
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def spawned(loader: DataLoader) -> DataLoader:
+    """The same loader, one worker, started with spawn."""
+    return DataLoader(
+        loader.dataset,
+        batch_size=loader.batch_size,
+        num_workers=1,
+        multiprocessing_context="spawn",
+        collate_fn=loader.collate_fn,
+        worker_init_fn=loader.worker_init_fn,
+    )
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    return load(FIXTURE, tmp_path_factory.mktemp("dl103"), "dl103_positive")
+
+
+@pytest.mark.parametrize(
+    "index, error",
+    [
+        (0, r"Can't pickle local object 'Cleaned.__init__.<locals>.<lambda>'"),
+        (1, r"cannot pickle '_thread.lock' object"),
+        (2, r"cannot pickle 'generator' object"),
+        (3, r"Can't pickle local object 'loaders.<locals>.<lambda>'"),
+        (4, r"Can't pickle local object 'loaders.<locals>.<lambda>'"),
+        (5, r"Can't pickle local object 'loaders.<locals>.init'"),
+    ],
+    ids=["lambda-attr", "lock", "generator", "stored-lambda", "collate-lambda", "nested-init-fn"],
+)
+def test_flagged_state_fails_under_spawn(mod, index, error):
+    loader = mod.loaders()[index]
+    with pytest.raises((AttributeError, TypeError, pickle_error())) as info:
+        next(iter(spawned(loader)))
+    assert re.search(error, str(info.value)), str(info.value)
+
+
+def pickle_error():
+    import pickle
+
+    return pickle.PicklingError
+
+
+def test_local_dataset_class_fails_under_spawn(mod):
+    with pytest.raises((AttributeError, pickle_error())) as info:
+        next(iter(spawned(mod.build_local(4))))
+    assert "Can't pickle local object 'build_local.<locals>.Local'" in str(info.value)
+
+
+def test_same_loaders_work_under_fork(mod):
+    """fork pickles nothing: the finding is a warning for fork targets, not an error."""
+    for index in (0, 1, 4):
+        assert list(mod.loaders()[index]) is not None
+
+
+def test_fixed_forms_work_under_spawn(mod, tmp_path):
+    # a module-level function instead of the lambda attribute
+    assert [int(x) for b in spawned(DataLoader(mod.CleanedFixed([" a ", "bb "]), batch_size=2)) for x in b] == [1, 2]
+    # the golden unsafe fix: collate_fn=functools.partial(pad, 1) gives the batches the lambda gave
+    fixed = load(Path(f"{FIXTURE}.unsafe-fixed"), tmp_path, "dl103_positive_fixed")
+    after = [b.tolist() for b in spawned(fixed.loaders()[4])]
+    before = [b.tolist() for b in mod.loaders()[4]]  # the original lambda, under fork
+    assert after == before == [[2, 2]]
+
+
+def test_rule_findings_match_the_failing_cases(tmp_path):
+    case = Case("dl103/positive", FIXTURE)
+    out = findings(copy_case(case, tmp_path), case)
+    rows = [int(line.split(":")[1]) for line in out.splitlines() if " DL103 " in line]
+    lines = FIXTURE.read_text().splitlines()
+    texts = [lines[r - 1].strip() for r in rows]
+    assert texts[:3] == ["self.clean = lambda s: s.strip()", "self.lock = threading.Lock()", "self.rows = (i * i for i in range(n))"]
+    assert texts[3] == "class Local(Dataset):"
+    assert "transform=lambda" in texts[4] and "collate_fn=lambda" in texts[5] and "worker_init_fn=init" in texts[6]
+    assert len(rows) == 7
