@@ -171,9 +171,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             or callee in loader_classes
             or (keywords & LOADER_ONLY_KEYWORDS and callee.split(".")[0] != "builtins")
             or (callee in local_classes and (node.args or keywords))
-            # a project DataLoader subclass from another file called positionally only:
-            # recorded by name, the index decides whether it is a loader class
-            or (callee.rsplit(".", 1)[-1].endswith("Loader") and len(node.args) > 5)
+            # a project DataLoader subclass from another file called positionally only
+            # (num_workers is position 5): recorded, the index decides whether it is a loader
+            or (len(node.args) > 5 and not callee.startswith("builtins."))
         ):
             loaders.append(_loader_call(ctx, node, callee))
     facts.loaders = tuple(loaders)
