@@ -1,6 +1,8 @@
-"""Make torch raise the real DataLoader errors on this machine: `python make_errors.py MODE`.
+"""Make torch raise the real DataLoader errors on this machine: `python make_errors.py MODE [MODE...]`.
 
 Used by tests/test_explain.py: the error text it prints must be explained with the right cause.
+With several modes (worker deaths only), each runs in turn and its traceback follows a line
+``=== MODE``, so one torch import serves them all.
 """
 
 import os
@@ -11,7 +13,8 @@ import time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+MODES = sys.argv[1:] or ["ok"]
+MODE = MODES[0]
 
 
 class DS(Dataset):
@@ -46,6 +49,8 @@ def main():
     kw = dict(num_workers=2, batch_size=4)
     if MODE in ("pickle", "bootstrap"):
         kw["multiprocessing_context"] = "spawn"
+    if MODE in ("kill", "segv", "bus"):  # one worker: no second dying worker printing into the next mode
+        kw["num_workers"] = 1
     if MODE == "sleep":
         kw["timeout"] = 1
     if MODE == "prefetch":
@@ -69,5 +74,16 @@ def main():
 
 if MODE == "bootstrap":  # no main guard, spawn workers
     main()
-elif __name__ == "__main__":
+elif __name__ == "__main__" and len(MODES) == 1:
     main()
+elif __name__ == "__main__":
+    import traceback
+
+    for MODE in MODES:
+        print(f"=== {MODE}", file=sys.stderr, flush=True)
+        try:
+            main()
+        except Exception:
+            traceback.print_exc()
+        sys.stderr.flush()
+        time.sleep(0.2)  # let a dying worker's own message land before the next marker
