@@ -12,7 +12,7 @@ DEFAULTS = {"DL000", "DL101", "DL102", "DL201", "DL301"}
 
 @pytest.mark.parametrize(
     "spec, expected",
-    [(">=3.10", (10, None)), (">=3.9,<3.13", (9, 12)), ("~=3.11", (11, None)), ("==3.12.*", (12, 12)), (">3.10", (11, None)), ("<=3.13", (None, 13))],
+    [(">=3.10", (10, None)), (">=3.9,<3.13", (9, 12)), ("~=3.11", (11, None)), ("==3.12.*", (12, 12)), (">3.10", (10, None)), ("<=3.13", (None, 13))],
 )
 def test_requires_python(spec, expected):
     assert parse_requires_python(spec) == expected
