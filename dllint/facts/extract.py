@@ -161,6 +161,8 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             continue
         callee = ctx.call_name(node)
         if callee is None:
+            callee = _class_alias(ctx, node.func)
+        if callee is None:
             continue
         if callee in SET_START_METHOD:
             start_methods.append(_start_method(ctx, node))
@@ -178,6 +180,21 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             loaders.append(_loader_call(ctx, node, callee))
     facts.loaders = tuple(loaders)
     facts.start_methods = tuple(start_methods)
+
+
+def _class_alias(ctx: FileContext, func: ast.AST) -> str | None:
+    """``loader = DataLoader if a else InfiniteDataLoader; loader(...)``: a local name whose every
+    value is a class reference; the first that is a known DataLoader class, else the first."""
+    if not isinstance(func, ast.Name):
+        return None
+    binding = ctx.lookup(func.id, ctx.scope_of(func))
+    if binding is None or binding.kind != "local" or not binding.values:
+        return None
+    alts = ctx.value(func).alternatives()
+    refs = [a.ref for a in alts if a.kind == "ref" and a.ref]
+    if not refs or len(refs) != len(alts) or not all(r.rsplit(".", 1)[-1][:1].isupper() for r in refs):
+        return None
+    return next((r for r in refs if r in DATALOADER_CLASSES), refs[0])
 
 
 def _class_attrs(ctx: FileContext, node: ast.ClassDef) -> dict[str, Value]:
@@ -304,8 +321,20 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
     )
 
 
-def _resolve_kwargs(ctx: FileContext, node: ast.AST) -> dict[str, Value] | None:
+def _resolve_kwargs(ctx: FileContext, node: ast.AST, depth: int = 0) -> dict[str, Value] | None:
     """``**kw`` where kw is a dict built in the same function: its keys and values, else None."""
+    if depth > 4:
+        return None
+    if isinstance(node, ast.IfExp):
+        # {"num_workers": 1} if use_cuda else {}: a key missing on one side may be absent (None)
+        body, orelse = _resolve_kwargs(ctx, node.body, depth + 1), _resolve_kwargs(ctx, node.orelse, depth + 1)
+        if body is None or orelse is None:
+            return None
+        absent = Value("const", "", const=None)
+        return {
+            key: Value("union", "", options=(body.get(key, absent), orelse.get(key, absent)))
+            for key in {**body, **orelse}
+        }
     if isinstance(node, ast.Dict):
         return _dict_items(ctx, node)
     if isinstance(node, ast.Call) and ctx.call_name(node) == "builtins.dict" and not node.args:
@@ -316,7 +345,7 @@ def _resolve_kwargs(ctx: FileContext, node: ast.AST) -> dict[str, Value] | None:
     binding = ctx.lookup(node.id, scope)
     if binding is None or binding.kind != "local" or len(binding.values) != 1 or binding.values[0] is None:
         return None
-    items = _resolve_kwargs(ctx, binding.values[0])
+    items = _resolve_kwargs(ctx, binding.values[0], depth + 1)
     if items is None:
         return None
     # later mutations in the same scope: kw["k"] = v, kw.update(k=v); anything else is unknown
@@ -338,6 +367,12 @@ def _resolve_kwargs(ctx: FileContext, node: ast.AST) -> dict[str, Value] | None:
         ):
             if sub.func.attr == "update" and not sub.args and all(k.arg for k in sub.keywords):
                 items.update({k.arg: ctx.value(k.value) for k in sub.keywords})
+            elif sub.func.attr == "update" and len(sub.args) == 1 and not sub.keywords:
+                # kw.update(other) with other a dict built here (the pytorch/examples idiom)
+                other = _resolve_kwargs(ctx, sub.args[0], depth + 1)
+                if other is None:
+                    return None
+                items.update(other)
             elif sub.func.attr in ("get", "copy", "items", "keys", "values"):
                 continue
             else:
