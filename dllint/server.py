@@ -13,6 +13,7 @@ and UTF-16 code units. The conversion goes through the line's text.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import sys
@@ -77,16 +78,55 @@ class Linted:
         return split_lines(self.text)
 
 
+class CachedFacts:
+    """Wraps an engine's FactStore: a file's facts are computed again only when its bytes change
+    (facts are a pure function of the path, module name and bytes)."""
+
+    def __init__(self, store):
+        self.store = store
+        self.cache: dict[tuple, object] = {}
+
+    def compute(self, items):
+        out = {}
+        missing = []
+        for item in items:
+            key = (*item[:4], hashlib.blake2b(item[4], digest_size=16).digest())
+            facts = self.cache.get(key)
+            if facts is None:
+                missing.append(item)
+            else:
+                out[item[0]] = facts
+        if missing:
+            fresh = self.store.compute(missing)
+            for item in missing:
+                self.cache[(*item[:4], hashlib.blake2b(item[4], digest_size=16).digest())] = fresh[item[0]]
+            out.update(fresh)
+        if len(self.cache) > 20000:  # a bound for long sessions: start again
+            self.cache.clear()
+        return out
+
+
 class Linter:
     """Runs the engine for one document, with the open documents as overlays."""
 
     def __init__(self):
         self.results: dict[str, Linted] = {}  # uri -> last result
+        self.engines: dict[tuple, object] = {}  # (root, settings) -> Engine with cached facts
+
+    def engine(self, settings, root: str):
+        from dllint.engine import Engine
+
+        key = (root, settings)
+        engine = self.engines.get(key)
+        if engine is None:
+            engine = Engine(settings, root)
+            engine.store = CachedFacts(engine.store)
+            self.engines[key] = engine
+        return engine
 
     def lint(self, uri: str, text: str, open_docs: dict[str, str]) -> Linted:
         from dllint.commands.check import enabled_codes, load_configuration
         from dllint.config import Overrides
-        from dllint.engine import Engine
 
         path = uri_to_path(uri)
         result = Linted(text)
@@ -100,7 +140,7 @@ class Linter:
             if other is not None and not other.endswith(".ipynb"):
                 overlay[other] = other_text.encode("utf-8")
         overlay[path] = text.encode("utf-8")
-        analysis = Engine(settings, root).analyse([path], enabled_codes(settings), overlay, {path})
+        analysis = self.engine(settings, root).analyse([path], enabled_codes(settings), overlay, {path})
         result.diagnostics = [d for d in analysis.diagnostics if d.path == path]
         self.results[uri] = result
         return result

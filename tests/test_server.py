@@ -263,3 +263,22 @@ def test_utf16_columns():
     assert utf16_col("abc", 2) == 1
     assert utf16_col('x = "😀"; y', 8) == 8  # the emoji counts twice
     assert utf16_col("é", 2) == 1
+
+
+def test_linter_caches_facts_but_sees_changed_files(work: Path):
+    from dllint.server import Linter
+
+    linter = Linter()
+    uri = (work / "frames.py").as_uri()
+    assert sorted(d.code for d in linter.lint(uri, FRAMES, {}).diagnostics) == ["DL101", "DL302"]
+    [engine] = linter.engines.values()
+    cached = len(engine.store.cache)
+    assert cached >= 2  # frames.py (the editor's text) and base.py
+    calls = []
+    inner = engine.store.store.compute
+    engine.store.store.compute = lambda items: calls.append([i[0] for i in items]) or inner(items)
+    linter.lint(uri, FRAMES, {})
+    assert calls == []  # nothing changed: no file analysed again
+    (work / "base.py").write_text("class Base:\n    pass\n")  # saved elsewhere: Base is no Dataset now
+    assert [d.code for d in linter.lint(uri, FRAMES, {}).diagnostics] == ["DL302"]
+    assert calls == [[str(work / "base.py")]]
