@@ -182,7 +182,8 @@ SIZE_KEEPING = frozenset(
 CONFIG_WORDS = frozenset(
     {"transform", "transforms", "aug", "augs", "augment", "augmentation", "augmentations", "mean", "std",
      "cfg", "config", "conf", "configs", "opt", "opts", "args", "hparams", "kwargs", "options", "settings",
-     "class", "classes", "classnames", "category", "categories", "cat", "cats", "pipeline", "params"}
+     "class", "classes", "classnames", "category", "categories", "cat", "cats", "pipeline", "params",
+     "shape", "dim", "dims", "resolution", "scale", "scales", "palette", "colors", "colormap"}
 )
 
 MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "appendleft", "extendleft", "setdefault"})
@@ -224,6 +225,7 @@ class Analyzer:
         self.ctx = ctx
         self.funcs: dict[int, _Func] = {}
         self._active: set[int] = set()
+        self._memo: dict[int, T] = {}
 
     # ---------------------------------------------------------------- locals
 
@@ -257,7 +259,6 @@ class Analyzer:
                 and node.func.attr in MUTATORS
             ):
                 info.muts.setdefault(node.func.value.id, []).append((node.func.attr, node))
-        for node in ctx.walk_function(fn_node):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -301,15 +302,22 @@ class Analyzer:
     def _typeof_guarded(self, node, depth: int) -> T:
         if node is None or depth > 12:
             return UNKNOWN
-        if id(node) in self._active:
+        key = id(node)
+        memo = self._memo.get(key)
+        if memo is not None:
+            return memo
+        if key in self._active:
             return CYCLE
-        self._active.add(id(node))
+        self._active.add(key)
         try:
-            return self._typeof(node, depth + 1)
+            out = self._typeof(node, depth + 1)
         except RecursionError:  # pragma: no cover - pathological nesting
-            return UNKNOWN
+            out = UNKNOWN
         finally:
-            self._active.discard(id(node))
+            self._active.discard(key)
+        if depth <= 12:
+            self._memo[key] = out
+        return out
 
     def _typeof(self, node, depth: int) -> T:
         ctx = self.ctx
@@ -900,17 +908,25 @@ class CopyOnReadContainer(Rule):
             info = self._method(ctx, an, fn, numpy_name)
             if info.builds or info.uses:
                 classes.setdefault(fn.cls.qualname, {})[fn.qualname] = info
-        returns: dict[str, T] = {}
-        for fn in ctx.functions:
-            out = None
-            for node in ctx.walk_function(fn.node):
-                if isinstance(node, ast.Return) and node.value is not None:
-                    out = join(out, an.typeof(node.value))
-            if out is not None and out.kind in ("container", "call", "iter"):
-                returns[fn.qualname] = out
-        ext_uses: dict[str, list] = {}
+        return_nodes: list = []
+        attr_nodes: list = []
+        call_nodes: list = []
         for node in ast.walk(ctx.tree):
-            if not isinstance(node, ast.Attribute) or ctx.is_self_attr(node):
+            if isinstance(node, ast.Attribute):
+                attr_nodes.append(node)
+            elif isinstance(node, ast.Call):
+                call_nodes.append(node)
+            elif isinstance(node, ast.Return) and node.value is not None:
+                return_nodes.append(node)
+        by_fn: dict[str, T | None] = {}
+        for node in return_nodes:
+            fn = ctx.enclosing_function(node)
+            if fn is not None:
+                by_fn[fn.qualname] = join(by_fn.get(fn.qualname), an.typeof(node.value))
+        returns = {q: t for q, t in by_fn.items() if t is not None and t.kind in ("container", "call", "iter")}
+        ext_uses: dict[str, list] = {}
+        for node in attr_nodes:
+            if ctx.is_self_attr(node):
                 continue
             parent = ctx.parent(node)
             if isinstance(parent, ast.Call) and parent.func is node:
@@ -921,7 +937,7 @@ class CopyOnReadContainer(Rule):
             lst = ext_uses.setdefault(node.attr, [])
             if len(lst) < 8 and (kind, detail) not in [(k, d) for k, d, _ in lst]:
                 lst.append((kind, detail, node.lineno))
-        ctor_calls = self._ctor_calls(ctx, an)
+        ctor_calls = self._ctor_calls(ctx, an, call_nodes)
         if not classes and not returns and not ext_uses and not ctor_calls:
             return None
         return {
@@ -933,14 +949,12 @@ class CopyOnReadContainer(Rule):
         }
 
     @staticmethod
-    def _ctor_calls(ctx, an: Analyzer) -> list:
+    def _ctor_calls(ctx, an: Analyzer, calls) -> list:
         """Calls of class-like callees (``Images(paths, ...)``) with the containers they pass.
 
         Each: (callee, row, ((position or keyword, T or None), ...)); None is a value we cannot type."""
         out = []
-        for node in ast.walk(ctx.tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in calls:
             func = node.func
             last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             if not last[:1].isupper():
@@ -1001,11 +1015,20 @@ class CopyOnReadContainer(Rule):
             b = ctx.lookup(numpy_name, fn.scope)
             info.numpy = numpy_name if b is ctx.module_scope.bindings.get(numpy_name) else None
         info.np_free = ctx.lookup("np", fn.scope) is None
-        top_of: dict[int, int] = {}
-        for i, stmt in enumerate(node.body):
-            for sub in ast.walk(stmt):
-                top_of.setdefault(id(sub), i)
+        positions = {id(stmt): i for i, stmt in enumerate(node.body)}
+        for stmt in node.body:
             info.tops.append(self._after(ctx, node, stmt))
+
+        def top(sub) -> int:
+            """Index of the method's top-level statement holding ``sub`` (-1: in a nested def)."""
+            child = sub
+            for anc in ctx.ancestors(sub):
+                if anc is node:
+                    return positions.get(id(child), -1)
+                if isinstance(anc, (*FUNC_TYPES, ast.ClassDef)):
+                    return -1
+                child = anc
+            return -1
         for sub in ctx.walk_function(node):
             if isinstance(sub, ast.Return):
                 info.has_return = True
@@ -1017,18 +1040,18 @@ class CopyOnReadContainer(Rule):
                         paren = not (isinstance(sub.value, ast.Tuple) and not ctx.segment(sub.value, 10**6).startswith("("))
                         paren = paren and not isinstance(sub.value, (ast.Starred, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
                         info.builds.append(
-                            Build(target.attr, "assign", t, ctx.span(sub), ctx.span(sub.value), paren, top_of.get(id(sub), -1), "")
+                            Build(target.attr, "assign", t, ctx.span(sub), ctx.span(sub.value), paren, top(sub), "")
                         )
                     elif isinstance(target, ast.Subscript) and ctx.is_self_attr(target.value, fn):
                         t = T("container", "dict", T("mixed"))
                         info.builds.append(
-                            Build(target.value.attr, "mutate", t, ctx.span(sub), None, False, top_of.get(id(sub), -1), an.loop_data(sub, node))
+                            Build(target.value.attr, "mutate", t, ctx.span(sub), None, False, top(sub), an.loop_data(sub, node))
                         )
             elif isinstance(sub, ast.AugAssign) and ctx.is_self_attr(sub.target, fn):
                 inner = an.typeof(sub.value)
                 t = T("container", "list", elem_of(inner), data=inner.data)
                 info.builds.append(
-                    Build(sub.target.attr, "mutate", t, ctx.span(sub), None, False, top_of.get(id(sub), -1), an.loop_data(sub, node))
+                    Build(sub.target.attr, "mutate", t, ctx.span(sub), None, False, top(sub), an.loop_data(sub, node))
                 )
             elif (
                 isinstance(sub, ast.Call)
@@ -1049,12 +1072,12 @@ class CopyOnReadContainer(Rule):
                     data = an.typeof(sub.args[0]).data if sub.args else ""
                     t = T("container", "dict", T("mixed"), data=data)
                 info.builds.append(
-                    Build(attr, "mutate", t, ctx.span(sub), None, False, top_of.get(id(sub), -1), an.loop_data(sub, node))
+                    Build(attr, "mutate", t, ctx.span(sub), None, False, top(sub), an.loop_data(sub, node))
                 )
             if isinstance(sub, ast.Attribute) and ctx.is_self_attr(sub, fn):
                 kind, detail = classify_use(ctx, sub)
                 if kind != "store":
-                    info.uses.append(Use(sub.attr, kind, detail, sub.lineno, top_of.get(id(sub), -1)))
+                    info.uses.append(Use(sub.attr, kind, detail, sub.lineno, top(sub)))
         return info
 
     @staticmethod
