@@ -199,7 +199,7 @@ ITER_FUNCS = frozenset(
 )
 ELEM_TYPE_FUNCS = frozenset({"builtins.isinstance", "builtins.type", "json.dumps", "json.dump"})
 # Uses that an array answers the same way as a list.
-SAFE_USES = frozenset({"index", "len", "iter", "in"})
+SAFE_USES = frozenset({"index", "key", "len", "iter", "in"})
 # Uses that certainly break on an array (no fix at all).
 BREAKING_USES = frozenset({"truth", "method", "binop", "compare", "augassign", "setitem", "json"})
 
@@ -728,6 +728,9 @@ def classify_use(ctx, node: ast.Attribute) -> tuple[str, str]:
             gg = ctx.parent(grand)
             if isinstance(gg, ast.Call) and gg.func is grand and grand.attr in LIST_ONLY_METHODS:
                 return "elemmethod", f"an element changed with `.{grand.attr}()`"
+        if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
+            if not (isinstance(grand, ast.Subscript) and grand.value is parent) and not isinstance(grand, (ast.For, ast.comprehension)):
+                return "key", ""  # self.cfg["size"]: one named entry, like a config lookup
         return "index", ""
     if isinstance(parent, ast.Attribute) and parent.value is node:
         grand = ctx.parent(parent)
@@ -1177,9 +1180,13 @@ class CopyOnReadContainer(Rule):
         worker_fns = [r for r, _ in index.worker_functions(cls).values() if (r.file.path, r.fn.cls) in mro_keys]
         init_keys = {r.key for r in init_fns}
         worker_reads: dict[str, str] = {}
+        key_only: dict[str, bool] = {}
         for ref, info in self._methods(project, worker_fns):
             for use in info.uses:
+                if use.kind in ("len", "store", "noop"):
+                    continue  # len() reads the container's header, not its elements
                 worker_reads.setdefault(use.attr, ref.fn.name)
+                key_only[use.attr] = key_only.get(use.attr, True) and use.kind == "key"
         if not worker_reads:
             return
         builds: dict[str, list] = {}
@@ -1203,7 +1210,7 @@ class CopyOnReadContainer(Rule):
         for attr, items in builds.items():
             if _attr_words(attr) & CONFIG_WORDS:
                 continue
-            diag = self._finding(project, cls, attr, items, worker_reads[attr], family, ext_uses, init_keys, spawn_only)
+            diag = self._finding(project, cls, attr, items, worker_reads[attr], family, ext_uses, init_keys, spawn_only, key_only[attr])
             if diag is None:
                 continue
             key = (diag.path, diag.span, attr)
@@ -1250,7 +1257,7 @@ class CopyOnReadContainer(Rule):
             out = replace(out, elem=T("mixed"))  # some caller passes something else: no fix
         return out
 
-    def _finding(self, project, cls, attr, items, reader, family, ext_uses, init_keys, spawn_only):
+    def _finding(self, project, cls, attr, items, reader, family, ext_uses, init_keys, spawn_only, key_only=False):
         resolved = []
         for ref, info, b in items:
             t = self._resolve(project, b.t, ref.file, cls)
@@ -1272,6 +1279,8 @@ class CopyOnReadContainer(Rule):
             total = join(total, t)
         if total is None or total.kind != "container" or not total.data:
             return None
+        if key_only and total.ctype in ("JSON data", "dict", "OrderedDict", "defaultdict", "Counter"):
+            return None  # only named entries are read in workers (self.meta["mean"]): a config, not a table
         anchors = (
             [x for x in assigns if x[3].kind == "container" and x[3].data]
             or [x for x in assigns if x[3].kind == "container"]
