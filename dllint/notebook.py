@@ -59,6 +59,11 @@ class CodeCell:
     def number(self) -> int:
         return self.index + 1
 
+    @property
+    def cell_magic(self) -> bool:
+        """A ``%%magic`` cell: not Python, and nothing may go before its first line."""
+        return bool(self.lines) and not any(self.masked)
+
 
 @dataclass
 class NotebookSource:
@@ -134,12 +139,22 @@ class NotebookSource:
                     raise NotebookError("a fix changes a line holding IPython syntax")
             if touched:
                 target = touched.pop()
-            elif i1 < len(owner):
-                target = owner[i1].index  # an insertion before line i1: into that line's cell
-            elif owner:
-                target = owner[-1].index  # an insertion at the end
             else:
-                raise NotebookError("the notebook has no code cell to write into")
+                # an insertion before line i1 goes into that line's cell, at the end into the last
+                # cell; never into a %%magic cell (the magic must stay its first line): the next
+                # Python cell gets it, at its start
+                k = i1
+                while k < len(owner) and owner[k].cell_magic:
+                    k += 1
+                if k < len(owner):
+                    target = owner[k].index
+                    if k != i1:
+                        new_cell_lines[target][:0] = new_lines[j1:j2]
+                        continue
+                elif owner and not owner[-1].cell_magic:
+                    target = owner[-1].index
+                else:
+                    raise NotebookError("no Python cell to write the inserted lines into")
             new_cell_lines[target].extend(new_lines[j1:j2])
         doc = json.loads(self.raw.decode("utf-8"))  # a fresh copy, in the file's key order
         for cell in self.cells:

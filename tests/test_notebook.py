@@ -200,6 +200,14 @@ def test_write_back_places_inserted_lines_in_their_cell_and_restores_magics():
         nb.with_python("pass\nimport os, a\n")
 
 
+def test_insertions_never_go_above_a_cell_magic():
+    nb = read_notebook(notebook([("code", "%%bash\necho hi\n"), ("code", "a = 1\n")]).encode())
+    assert nb.text == "\n\na = 1\n"
+    cells = json.loads(nb.with_python("import os\n" + nb.text))["cells"]
+    assert cells[0]["source"] == ["%%bash\n", "echo hi\n"]  # the magic stays the cell's first line
+    assert cells[1]["source"] == ["import os\n", "a = 1\n"]
+
+
 def test_unreproducible_json_is_never_rewritten():
     doc = json.loads(notebook([("code", "a = 1\n")]))
     raw = json.dumps(doc, indent=2, separators=(",", " : ")).encode()  # a formatting json cannot reproduce
