@@ -299,6 +299,9 @@ def build_server():
     )
     def code_action(*args):
         params: types.CodeActionParams = args[-1]
+        only = params.context.only if params.context else None
+        if only and not any(kind == "quickfix" or "quickfix".startswith(kind + ".") or kind == "" for kind in only):
+            return []  # the client asked for other kinds (source.organizeImports ...)
         want = converter.unstructure(params.range)
         actions = linter.code_actions(params.text_document.uri, want)
         return [converter.structure(a, types.CodeAction) for a in actions]

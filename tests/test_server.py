@@ -218,6 +218,11 @@ def test_language_server_matches_the_command_line(work: Path):
         assert actions[0]["isPreferred"] is True
         assert titles[1] == "DL101: disable for this line (# noqa: DL101)"
         assert all("DL302" not in t for t in titles)  # only what the range touches
+        only_source = client.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": uri}, "range": dl101["range"], "context": {"diagnostics": [], "only": ["source.organizeImports"]}},
+        )
+        assert only_source == []  # the client asked for another kind of action
         fixed = apply(FRAMES, actions[0]["edit"]["changes"][uri])
         assert fixed == cli(work, FRAMES, "--fix").stdout  # the same text `dllint check --fix` writes
 
