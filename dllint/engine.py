@@ -8,6 +8,7 @@ needs to resolve a name (a base class, a dataset class, a function run in worker
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -60,6 +61,14 @@ class FactStore:
         return {job[0]: _extract_job(job) for job in jobs}
 
 
+def _content_hash(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _pattern_key(regex: re.Pattern) -> bytes:
+    return hashlib.blake2b(regex.pattern, digest_size=8).digest()
+
+
 def _trigger_regex(words: set[bytes]) -> re.Pattern:
     return re.compile(b"|".join(re.escape(w) for w in sorted(words)))
 
@@ -71,15 +80,21 @@ def _name_regex(names: set[str]) -> re.Pattern | None:
 
 
 class Engine:
-    def __init__(self, settings: Settings, root: str, jobs: int | None = None):
+    def __init__(self, settings: Settings, root: str, jobs: int | None = None, cache=None):
         self.settings = settings
         self.root = root
+        self.cache = cache  # a dllint.cache.FactCache, or None
+        if cache is not None:  # facts depend on the configured loader classes too
+            cache.settings_key = repr(sorted(settings.dataloader_classes))
+        # DLLINT_NO_PREFILTER=1 (or check --no-prefilter): parse every file (equivalence tests)
+        self.prefilter = os.environ.get("DLLINT_NO_PREFILTER", "") in ("", "0")
         self.rules = all_rules()
         extra = {q.rsplit(".", 1)[-1].encode() for q in (*settings.dataset_bases, *settings.dataloader_classes)}
         words = set(CORE_TRIGGERS) | extra
         for rule in self.rules:
             words.update(rule.triggers)
         self.static_triggers = _trigger_regex(words)
+        self._static_key = _pattern_key(self.static_triggers)
         self.store = FactStore(frozenset(settings.dataloader_classes), jobs)
 
     def project_files(self) -> list[str]:
@@ -102,17 +117,33 @@ class Engine:
         paths = sorted(set(self.project_files()) | target_set | set(overlay))
         data: dict[str, bytes] = {}
         read_errors: dict[str, str] = {}
+        cache = self.cache
+        entries: dict[str, list] = {}  # with a cache: path -> [mtime_ns, size, hash, verdicts]
         for path in paths:
             if path in overlay:
                 data[path] = overlay[path]
                 continue
+            st = None
+            if cache is not None and not path.endswith(".ipynb"):
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    st = None
+                else:
+                    entry = cache.lookup(path, st)
+                    if entry is not None:  # unchanged since it was last read: not even read now
+                        entries[path] = entry
+                        continue
             try:
                 with open(path, "rb") as fh:
                     data[path] = fh.read()
             except OSError as exc:
                 read_errors[path] = exc.strerror or str(exc)
+                continue
+            if cache is not None and st is not None:
+                entries[path] = cache.remember(path, st, _content_hash(data[path]))
         notebooks = self._read_notebooks(data, read_errors)
-        names = {p: module_name(p) for p in data}
+        names = {p: module_name(p) for p in (*data, *entries)}
         all_modules: dict[str, list[str]] = {}
         for path, mn in names.items():
             all_modules.setdefault(mn.module, []).append(path)
@@ -120,16 +151,26 @@ class Engine:
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
 
-        wanted = {p for p, b in data.items() if p in explicit or self.static_triggers.search(b)}
-        facts = self.store.compute(items(wanted))
+        def compute(selected) -> dict[str, FileFacts]:
+            if cache is None:
+                return self.store.compute(items(selected))
+            return self._cached_facts(selected, names, data, entries, read_errors, items)
+
+        if not self.prefilter:
+            for path in list(entries):
+                self._read_into(path, data, entries, read_errors)
+            wanted = set(data)
+        else:
+            wanted = {p for p in (*data, *entries) if p in explicit or self._matches(p, self.static_triggers, self._static_key, data, entries, read_errors)}
+        facts = compute(wanted)
         index = ProjectIndex(facts, self.settings, all_modules)
         seen_names: set[str] = set()
         for _ in range(MAX_ROUNDS):
             index = ProjectIndex(facts, self.settings, all_modules)
-            new = self._demands(index, data, facts, seen_names)
+            new = self._demands(index, data, facts, seen_names, entries, read_errors)
             if not new:
                 break
-            facts.update(self.store.compute(items(new)))
+            facts.update(compute(new))
         project = Project(self.settings, index, facts, data, target_set)
         diagnostics: list[Diagnostic] = []
         for path, message in read_errors.items():
@@ -148,6 +189,12 @@ class Engine:
             result = sorted(result + self._filter(late, enabled, target_set, facts), key=Diagnostic.sort_key)
         if notebooks:
             result = [_in_cell(d, notebooks[d.path]) if d.path in notebooks else d for d in result]
+        if cache is not None:
+            for d in result:  # fixes and code-showing formats need the bytes of files with findings
+                if d.path not in data and d.path in entries:
+                    self._read_into(d.path, data, entries, read_errors)
+            cache.forget_missing(set(paths))
+            cache.save()
         return Analysis(result, project, len(target_set), len(facts), data, notebooks)
 
     @staticmethod
@@ -164,7 +211,73 @@ class Engine:
                 read_errors[path] = str(exc)
         return out
 
-    def _demands(self, index: ProjectIndex, data, facts, seen_names: set[str]) -> set[str]:
+    # ------------------------------------------------------------------ cache-aware reading
+
+    def _read_into(self, path: str, data, entries, read_errors) -> bytes | None:
+        """Read a file the cache let us skip so far (its entry stays, its hash is re-checked)."""
+        if path in data:
+            return data[path]
+        try:
+            with open(path, "rb") as fh:
+                blob = fh.read()
+        except OSError as exc:
+            read_errors[path] = exc.strerror or str(exc)
+            entries.pop(path, None)
+            return None
+        digest = _content_hash(blob)
+        entry = entries.get(path)
+        if entry is not None and entry[2] != digest:  # changed since the stat: a fresh entry
+            entries[path] = [0, -1, digest, {}]
+        data[path] = blob
+        return blob
+
+    def _matches(self, path: str, regex: re.Pattern, key: bytes, data, entries, read_errors) -> bool:
+        """Whether the bytes of ``path`` match ``regex``; remembered per content hash in the cache."""
+        entry = entries.get(path)
+        if entry is not None:
+            verdict = entry[3].get(key)
+            if verdict is not None and path not in data:
+                return verdict
+        blob = data.get(path)
+        if blob is None:
+            blob = self._read_into(path, data, entries, read_errors)
+            if blob is None:
+                return False
+            entry = entries.get(path)
+        verdict = regex.search(blob) is not None
+        if entry is not None and self.cache is not None:
+            self.cache.set_verdict(entry, key, verdict)
+        return verdict
+
+    def _cached_facts(self, selected, names, data, entries, read_errors, items) -> dict[str, FileFacts]:
+        cache = self.cache
+        out: dict[str, FileFacts] = {}
+        missing: list[str] = []
+        for path in sorted(selected):
+            entry = entries.get(path)
+            if entry is None and path in data:
+                entry = [0, -1, _content_hash(data[path]), {}]
+            if entry is None:
+                continue
+            mn = names[path]
+            key = cache.facts_key(entry[2], path, mn.module, mn.root, mn.is_package)
+            found = cache.load_facts(key)
+            if found is not None and found.path == path:
+                out[path] = found
+            else:
+                missing.append(path)
+        ready = [p for p in missing if self._read_into(p, data, entries, read_errors) is not None]
+        if ready:
+            fresh = self.store.compute(items(ready))
+            for path in ready:
+                if path in entries:  # on disk (not an overlay): keyed by the bytes just analysed
+                    mn = names[path]
+                    key = cache.facts_key(_content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
+                    cache.store_facts(key, fresh[path])
+            out.update(fresh)
+        return out
+
+    def _demands(self, index: ProjectIndex, data, facts, seen_names: set[str], entries=None, read_errors=None) -> set[str]:
         """Files the analysis needs that are not parsed yet."""
         # 1. resolutions that hit an unparsed project module
         for loader in index.loaders:
@@ -183,7 +296,11 @@ class Engine:
         seen_names.update(names)
         regex = _name_regex(names)
         if regex is not None:
-            new.update(p for p, b in data.items() if p not in facts and regex.search(b))
+            key = _pattern_key(regex)
+            entries = entries if entries is not None else {}
+            read_errors = read_errors if read_errors is not None else {}
+            candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
+            new.update(p for p in candidates if self._matches(p, regex, key, data, entries, read_errors))
         return new
 
     def ignored(self, path: str, code: str) -> bool:
