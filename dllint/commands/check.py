@@ -43,6 +43,16 @@ def enabled_codes(settings: Settings) -> set[str]:
     return settings.enabled([r.code for r in rules], {r.code for r in rules if r.default})
 
 
+def open_cache(root: str, cache_dir: str | None):
+    """The fact cache for a project root (None when it cannot be used)."""
+    from dllint.cache import FactCache, default_cache_dir
+
+    try:
+        return FactCache(os.path.abspath(cache_dir) if cache_dir else default_cache_dir(root))
+    except OSError:
+        return None
+
+
 def use_color() -> bool:
     if os.environ.get("NO_COLOR"):
         return False
@@ -73,9 +83,13 @@ def use_color() -> bool:
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when --fix changed anything, even if no finding remains.")
 @click.option("--show-fixes", is_flag=True, help="With --fix: list what was fixed, per file.")
 @click.option("--add-noqa", is_flag=True, help="Write `# noqa: CODE` on every line with a finding (adopt dllint gradually).")
+@click.option("--no-cache", is_flag=True, envvar="DLLINT_NO_CACHE", help="Do not read or write the cache (.dllint_cache/ under the project root).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="DLLINT_CACHE_DIR", help="Cache directory (default: .dllint_cache/ under the project root).")
+@click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (debugging: the pre-filter must not change findings).")
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_zero, config_path, target_version,
           output_format, stdin_filename, exclude, extend_exclude, force_exclude, jobs, quiet,
-          statistics=False, exit_non_zero_on_fix=False, show_fixes=False, add_noqa=False):
+          statistics=False, exit_non_zero_on_fix=False, show_fixes=False, add_noqa=False,
+          no_cache=False, cache_dir=None, no_prefilter=False):
     """Check PATHS (files or directories, default `.`) for DataLoader pitfalls."""
     paths = list(paths) or ["."]
     stdin_data = None
@@ -101,7 +115,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
     except ConfigError as exc:
         fail(str(exc))
     enabled = enabled_codes(settings)
-    engine = Engine(settings, root, jobs=jobs)
+    engine = Engine(settings, root, jobs=jobs, cache=None if no_cache else open_cache(root, cache_dir))
+    if no_prefilter:
+        engine.prefilter = False
     if stdin_data is not None:
         targets = paths
         base_overlay = {paths[0]: stdin_data}
