@@ -23,6 +23,7 @@ from dllint.rules.base import Rule
 from dllint.rules.dl305_loader_tensors_retained import loaders_for, loop_source, unwrap_iter
 
 CONSUMERS = frozenset({"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple", "builtins.enumerate", "builtins.zip", "builtins.sorted"})
+CONSUMER_NAMES = frozenset(c.rsplit(".", 1)[1] for c in CONSUMERS)
 MAX_CALL_DEPTH = 5
 
 SPAWN_LIKE = ("spawn", "forkserver")
@@ -80,7 +81,13 @@ def _iterations(ctx, nodes):
         elif isinstance(node, ast.comprehension):
             src, _ = unwrap_iter(ctx, node.iter, node.target)
             yield src, ctx.span(node.iter)
-        elif isinstance(node, ast.Call) and node.args and ctx.call_name(node) in CONSUMERS:
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.func, ast.Name)
+            and node.func.id in CONSUMER_NAMES
+            and ctx.call_name(node) in CONSUMERS
+        ):
             src, _ = unwrap_iter(ctx, node.args[0], None)
             yield src, ctx.span(node)
 
@@ -92,20 +99,32 @@ def _call_args(ctx, call: ast.Call) -> list:
     for key, arg in pairs:
         if isinstance(arg, ast.Starred):
             break
-        if isinstance(arg, (ast.Name, ast.Attribute)):
+        if isinstance(arg, (ast.Name, ast.Attribute)) and _built_by_call(ctx, arg):
             source = loop_source(ctx, arg)
             if source is not None:
                 out.append((key, source))
     return out
 
 
+def _built_by_call(ctx, arg) -> bool:
+    """A name assigned from a call (a loader is built by one); ``self.x`` always qualifies."""
+    if isinstance(arg, ast.Attribute):
+        return isinstance(arg.value, ast.Name)
+    binding = ctx.lookup(arg.id, ctx.scope_of(arg))
+    return binding is not None and binding.kind == "local" and any(isinstance(v, ast.Call) for v in binding.values)
+
+
 def _calls_with_args(ctx, nodes) -> list:
     out = []
     for node in nodes:
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and any(
+            isinstance(a, (ast.Name, ast.Attribute)) for a in (*node.args, *(k.value for k in node.keywords))
+        ):
+            args = _call_args(ctx, node)
+            if not args:
+                continue
             callee = ctx.call_name(node)
-            args = _call_args(ctx, node) if callee and not callee.startswith("builtins.") else []
-            if args:
+            if callee and not callee.startswith("builtins."):
                 out.append((callee, args))
     return out
 
