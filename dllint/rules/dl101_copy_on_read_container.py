@@ -1279,6 +1279,8 @@ class CopyOnReadContainer(Rule):
             total = join(total, t)
         if total is None or total.kind != "container" or not total.data:
             return None
+        if total.elem is not None and total.elem.kind == "file":
+            return None  # open file handles: DL104's finding (handle-opened-in-init), not a table to compact
         if key_only and total.ctype in ("JSON data", "dict", "OrderedDict", "defaultdict", "Counter"):
             return None  # only named entries are read in workers (self.meta["mean"]): a config, not a table
         anchors = (
