@@ -286,6 +286,9 @@ def build_server():
     def did_save(*args):
         params: types.DidSaveTextDocumentParams = args[-1]
         publish(params.text_document.uri)
+        for uri in list(linter.results):  # a saved file can change what the others' findings are
+            if uri != params.text_document.uri and uri in ls.workspace.text_documents:
+                publish(uri, ls.workspace.get_text_document(uri).version)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(*args):

@@ -253,6 +253,52 @@ def test_language_server_matches_the_command_line(work: Path):
             client.proc.kill()
 
 
+def test_unsaved_text_of_other_open_documents_counts(work: Path):
+    frames, base = (work / "frames.py").as_uri(), (work / "base.py").as_uri()
+    (work / "frames.py").write_text(FRAMES)
+    client = Client(work)
+    try:
+        client.request("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        # base.py as the editor holds it (unsaved): Base is not a Dataset there
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": base, "languageId": "python", "version": 1, "text": "class Base:\n    pass\n"}})
+        assert client.diagnostics(base, 1) == []
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": frames, "languageId": "python", "version": 1, "text": FRAMES}})
+        assert [d["code"] for d in client.diagnostics(frames, 1)] == ["DL302"]
+        # the editor goes back to the Dataset base and saves: frames.py is linted again too
+        client.notify("textDocument/didChange", {"textDocument": {"uri": base, "version": 2}, "contentChanges": [{"text": (work / "base.py").read_text()}]})
+        client.diagnostics(base, 2)
+        client.notify("textDocument/didSave", {"textDocument": {"uri": base}})
+        assert sorted(d["code"] for d in client.diagnostics(frames, 1)) == ["DL101", "DL302"]
+        # closing clears the document's findings
+        client.notify("textDocument/didClose", {"textDocument": {"uri": frames}})
+        assert client.diagnostics(frames) == []
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
+def test_a_broken_configuration_does_not_stop_the_server(work: Path):
+    (work / "pyproject.toml").write_text("[tool.dllint]\nselect = [\"NOPE\"]\n")
+    uri = (work / "frames.py").as_uri()
+    client = Client(work)
+    try:
+        client.request("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": FRAMES}})
+        assert client.diagnostics(uri, 1) == []
+        log = client.wait(lambda m: m.get("method") == "window/logMessage")
+        assert "unknown rule selector" in log["params"]["message"]
+        (work / "pyproject.toml").write_text('[tool.dllint]\ntarget-version = "py311"\n')
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        assert sorted(d["code"] for d in client.diagnostics(uri)) == ["DL101", "DL302"]
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
 def test_noqa_edit_extends_existing_codes_and_refuses_strings():
     def diag(row):
         return Diagnostic("DL302", "m", "f.py", Span(row, 1, row, 2))
