@@ -41,19 +41,27 @@ def uri_to_path(uri: str) -> str | None:
     return os.path.abspath(unquote(parsed.path))
 
 
-def utf16_col(line: str, col: int) -> int:
-    """0-based UTF-16 offset of the 1-based character column ``col`` in ``line``."""
+UNIT_BYTES = {"utf-8": 1, "utf-16": 2, "utf-32": 4}  # the position encodings LSP 3.17 defines
+
+
+def utf16_col(line: str, col: int, encoding: str = "utf-16") -> int:
+    """0-based offset, in ``encoding``'s code units (UTF-16 unless the client and server agreed on
+    another), of the 1-based character column ``col`` in ``line``."""
     prefix = line[: max(col - 1, 0)]
-    return len(prefix.encode("utf-16-le")) // 2 + max(col - 1 - len(line), 0)
+    codec = {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}.get(encoding, "utf-16-le")
+    return len(prefix.encode(codec)) // UNIT_BYTES.get(encoding, 2) + max(col - 1 - len(line), 0)
 
 
-def lsp_position(lines: list[str], row: int, col: int) -> dict:
+def lsp_position(lines: list[str], row: int, col: int, encoding: str = "utf-16") -> dict:
     line = lines[row - 1] if 1 <= row <= len(lines) else ""
-    return {"line": row - 1, "character": utf16_col(line, col)}
+    return {"line": row - 1, "character": utf16_col(line, col, encoding)}
 
 
-def lsp_range(lines: list[str], span: Span) -> dict:
-    return {"start": lsp_position(lines, span.row, span.col), "end": lsp_position(lines, span.end_row, span.end_col)}
+def lsp_range(lines: list[str], span: Span, encoding: str = "utf-16") -> dict:
+    return {
+        "start": lsp_position(lines, span.row, span.col, encoding),
+        "end": lsp_position(lines, span.end_row, span.end_col, encoding),
+    }
 
 
 def _before(a: dict, b: dict) -> bool:
@@ -112,6 +120,7 @@ class Linter:
     def __init__(self):
         self.results: dict[str, Linted] = {}  # uri -> last result
         self.engines: dict[tuple, object] = {}  # (root, settings) -> Engine with cached facts
+        self.encoding = "utf-16"  # the position encoding agreed at initialize
 
     def engine(self, settings, root: str):
         from dllint.engine import Engine
@@ -147,13 +156,12 @@ class Linter:
 
     # ------------------------------------------------------------------ LSP payloads (plain dicts)
 
-    @staticmethod
-    def lsp_diagnostic(d: Diagnostic, lines: list[str]) -> dict:
+    def lsp_diagnostic(self, d: Diagnostic, lines: list[str]) -> dict:
         from dllint.rules import rule_by_code
 
         rule = rule_by_code(d.code)
         out = {
-            "range": lsp_range(lines, d.span),
+            "range": lsp_range(lines, d.span, self.encoding),
             "severity": SEVERITY.get(d.severity, 2),
             "code": d.code,
             "source": "dllint",
@@ -183,7 +191,7 @@ class Linter:
             if not overlaps(lsp_diag["range"], want):
                 continue
             if d.fix is not None and d.fix.edits and d.fix.applicability in ("safe", "unsafe"):
-                edits = [{"range": lsp_range(lines, e.span), "newText": e.content} for e in d.fix.edits]
+                edits = [{"range": lsp_range(lines, e.span, self.encoding), "newText": e.content} for e in d.fix.edits]
                 fixes.append(
                     (
                         0 if d.fix.applicability == "safe" else 1,
@@ -196,7 +204,7 @@ class Linter:
                         },
                     )
                 )
-            edit = noqa_edit(linted.text, lines, d)
+            edit = noqa_edit(linted.text, lines, d, self.encoding)
             if edit is not None:
                 noqas.append(
                     {
@@ -210,7 +218,7 @@ class Linter:
         return [a for _, a in fixes] + noqas
 
 
-def noqa_edit(text: str, lines: list[str], d: Diagnostic) -> dict | None:
+def noqa_edit(text: str, lines: list[str], d: Diagnostic, encoding: str = "utf-16") -> dict | None:
     """A TextEdit adding ``d.code`` to the ``# noqa`` of the finding's noqa row, or None when the
     line already suppresses everything or the text there would not be a comment."""
     row = d.noqa_row or d.span.row
@@ -237,7 +245,7 @@ def noqa_edit(text: str, lines: list[str], d: Diagnostic) -> dict | None:
         same = False
     if not same:
         return None  # e.g. the line ends inside a multi-line string
-    whole = {"start": {"line": row - 1, "character": 0}, "end": {"line": row - 1, "character": utf16_col(line, len(line) + 1)}}
+    whole = {"start": {"line": row - 1, "character": 0}, "end": {"line": row - 1, "character": utf16_col(line, len(line) + 1, encoding)}}
     return {"range": whole, "newText": new_line}
 
 
@@ -259,6 +267,8 @@ def build_server():
 
     def publish(uri: str, version=None) -> None:
         try:
+            encoding = getattr(ls.workspace, "position_encoding", None) or "utf-16"
+            linter.encoding = str(getattr(encoding, "value", encoding))
             doc = ls.workspace.get_text_document(uri)
             linter.lint(uri, doc.source, open_docs())
             payload = linter.diagnostics(uri)

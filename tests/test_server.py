@@ -299,6 +299,27 @@ def test_a_broken_configuration_does_not_stop_the_server(work: Path):
             client.proc.kill()
 
 
+def test_utf8_positions_when_the_client_prefers_them(work: Path):
+    uri = (work / "frames.py").as_uri()
+    client = Client(work)
+    try:
+        init = client.request(
+            "initialize",
+            {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-16"]}}},
+        )
+        assert init["capabilities"]["positionEncoding"] == "utf-8"
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": FRAMES}})
+        dl302 = next(d for d in client.diagnostics(uri, 1) if d["code"] == "DL302")
+        line = FRAMES.splitlines()[5]
+        assert dl302["range"]["start"] == {"line": 5, "character": len(line[: line.index("mp.")].encode("utf-8"))}
+        assert dl302["range"]["start"]["character"] == 18  # "é" is 2 bytes, the emoji 4 (UTF-16: 15)
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
 def test_noqa_edit_extends_existing_codes_and_refuses_strings():
     def diag(row):
         return Diagnostic("DL302", "m", "f.py", Span(row, 1, row, 2))
@@ -314,6 +335,7 @@ def test_utf16_columns():
     assert utf16_col("abc", 2) == 1
     assert utf16_col('x = "😀"; y', 8) == 8  # the emoji counts twice
     assert utf16_col("é", 2) == 1
+    assert utf16_col('x = "😀"; y', 8, "utf-8") == 10 and utf16_col('x = "😀"; y', 8, "utf-32") == 7
 
 
 def test_linter_caches_facts_but_sees_changed_files(work: Path):
