@@ -115,6 +115,10 @@ class ProjectIndex:
 
     def _resolve_in(self, facts: FileFacts, rest: list[str], depth: int):
         name = rest[0]
+        if len(rest) > 1:  # a nested or function-local class: Outer.Inner, test_x.<locals>.Loader
+            nested = facts.classes.get(f"{facts.module}.{'.'.join(rest)}")
+            if nested is not None:
+                return ClassRef(facts, nested)
         full = f"{facts.module}.{name}"
         cls = facts.classes.get(full)
         if cls is not None:
