@@ -373,6 +373,12 @@ def _resolve_kwargs(ctx: FileContext, node: ast.AST, depth: int = 0) -> dict[str
                 if other is None:
                     return None
                 items.update(other)
+            elif sub.func.attr in ("pop", "setdefault") and sub.args and isinstance(ctx.const(sub.args[0], None), str):
+                key = ctx.const(sub.args[0], None)
+                if key in ("num_workers", "multiprocessing_context"):
+                    return None  # may drop or add what the rules decide on
+                if sub.func.attr == "setdefault" and len(sub.args) > 1:
+                    items.setdefault(key, ctx.value(sub.args[1]))
             elif sub.func.attr in ("get", "copy", "items", "keys", "values"):
                 continue
             else:
