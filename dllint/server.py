@@ -4,7 +4,8 @@ Diagnostics are published on open, change and save. The unsaved text of every op
 an overlay on the files on disk, and the whole project is indexed as ``dllint check`` indexes it
 (same configuration, same engine), so a Dataset base class in another file is known. Code actions
 offer each finding's fix (safe fixes first, labelled safe or unsafe) and a ``# noqa: CODE`` quick
-fix. Notebooks opened as text (their JSON) are not linted here; ``dllint check`` covers them.
+fix. Notebooks are linted through LSP notebook sync (``notebookDocument/*``): each code cell gets
+its findings, rows counted in the cell; a ``.ipynb`` opened as plain text (its JSON) is not linted.
 
 Positions: dllint counts 1-based rows and character (code point) columns; LSP counts 0-based lines
 and UTF-16 code units. The conversion goes through the line's text.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import re
 import sys
@@ -121,6 +123,7 @@ class Linter:
         self.results: dict[str, Linted] = {}  # uri -> last result
         self.engines: dict[tuple, object] = {}  # (root, settings) -> Engine with cached facts
         self.encoding = "utf-16"  # the position encoding agreed at initialize
+        self.cell_owner: dict[str, str] = {}  # notebook cell URI -> the notebook's URI
 
     def engine(self, settings, root: str):
         from dllint.engine import Engine
@@ -153,6 +156,41 @@ class Linter:
         result.diagnostics = [d for d in analysis.diagnostics if d.path == path]
         self.results[uri] = result
         return result
+
+    def lint_notebook(self, uri: str, cells: list[tuple[str, str, str]], open_docs: dict[str, str]) -> dict[str, Linted]:
+        """Lint a notebook the editor holds (``cells``: kind "code"/"markdown", cell URI, text) as
+        ``dllint check`` lints the .ipynb; each code cell gets its findings, rows in the cell."""
+        from dllint.commands.check import enabled_codes, load_configuration
+        from dllint.config import Overrides
+
+        out = {cell_uri: Linted(text) for kind, cell_uri, text in cells if kind == "code"}
+        path = uri_to_path(uri)
+        if path is not None:
+            doc = {
+                "cells": [
+                    {"cell_type": kind, "metadata": {}, "source": text, **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                    for kind, _, text in cells
+                ],
+                "metadata": {"language_info": {"name": "python"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+            settings, root = load_configuration([path], None, Overrides())
+            overlay = {p: t.encode("utf-8") for u, t in open_docs.items() if (p := uri_to_path(u)) and not p.endswith(".ipynb")}
+            overlay[path] = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+            analysis = self.engine(settings, root).analyse([path], enabled_codes(settings), overlay, {path})
+            notebook = analysis.notebooks.get(path)
+            for d in analysis.diagnostics:
+                if d.path != path or d.cell is None or notebook is None:
+                    continue
+                cell_uri = cells[d.cell - 1][1]
+                if cell_uri in out:
+                    out[cell_uri].diagnostics.append(_into_cell(d, notebook))
+        for cell_uri, linted in out.items():
+            self.results[cell_uri] = linted
+            self.cell_owner[cell_uri] = uri
+        return out
+
 
     # ------------------------------------------------------------------ LSP payloads (plain dicts)
 
@@ -218,6 +256,28 @@ class Linter:
         return [a for _, a in fixes] + noqas
 
 
+def _into_cell(d: Diagnostic, notebook) -> Diagnostic:
+    """A notebook finding with rows counted in its cell; a fix with an edit outside the cell is
+    dropped (an editor applies a cell's edits to that cell only)."""
+    from dataclasses import replace
+
+    off = d.cell_row_offset
+
+    def shift(span: Span) -> Span:
+        return Span(span.row - off, span.col, span.end_row - off, span.end_col)
+
+    fix = d.fix
+    if fix is not None:
+        inside = all(
+            notebook.cell_row_offset(e.span.row) == (d.cell, off) and notebook.cell_row_offset(e.span.end_row) == (d.cell, off)
+            for e in fix.edits
+        )
+        fix = replace(fix, edits=tuple(replace(e, span=shift(e.span)) for e in fix.edits)) if inside else None
+    return replace(
+        d, span=shift(d.span), fix=fix, noqa_row=(d.noqa_row - off) if d.noqa_row else None, cell=None, cell_row_offset=0
+    )
+
+
 def noqa_edit(text: str, lines: list[str], d: Diagnostic, encoding: str = "utf-16") -> dict | None:
     """A TextEdit adding ``d.code`` to the ``# noqa`` of the finding's noqa row, or None when the
     line already suppresses everything or the text there would not be a comment."""
@@ -258,7 +318,19 @@ def build_server():
 
     from dllint import __version__
 
-    ls = LanguageServer("dllint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+    ls = LanguageServer(
+        "dllint",
+        __version__,
+        text_document_sync_kind=types.TextDocumentSyncKind.Full,
+        notebook_document_sync=types.NotebookDocumentSyncOptions(
+            notebook_selector=[
+                types.NotebookDocumentFilterWithCells(
+                    notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
+                )
+            ],
+            save=True,
+        ),
+    )
     linter = Linter()
     converter = converters.get_converter()
 
@@ -296,9 +368,56 @@ def build_server():
     def did_save(*args):
         params: types.DidSaveTextDocumentParams = args[-1]
         publish(params.text_document.uri)
+        notebooks = set()
         for uri in list(linter.results):  # a saved file can change what the others' findings are
-            if uri != params.text_document.uri and uri in ls.workspace.text_documents:
+            if uri in linter.cell_owner:
+                notebooks.add(linter.cell_owner[uri])
+            elif uri != params.text_document.uri and uri in ls.workspace.text_documents:
                 publish(uri, ls.workspace.get_text_document(uri).version)
+        for uri in notebooks:
+            publish_notebook(uri)
+
+    def publish_notebook(uri: str) -> None:
+        notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return
+        cells = []
+        for cell in notebook.cells:
+            kind = "code" if cell.kind == types.NotebookCellKind.Code else "markdown"
+            cells.append((kind, cell.document, ls.workspace.get_text_document(cell.document).source))
+        try:
+            encoding = getattr(ls.workspace, "position_encoding", None) or "utf-16"
+            linter.encoding = str(getattr(encoding, "value", encoding))
+            linter.lint_notebook(uri, cells, open_docs())
+        except Exception as exc:  # never let one notebook take the server down
+            ls.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=f"dllint: {type(exc).__name__}: {exc}")
+            )
+            for _, cell_uri, text in cells:
+                linter.results[cell_uri] = Linted(text)
+        for kind, cell_uri, _ in cells:
+            if kind == "code":
+                diagnostics = [converter.structure(d, types.Diagnostic) for d in linter.diagnostics(cell_uri)]
+                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(*args):
+        publish_notebook(args[-1].notebook_document.uri)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(*args):
+        publish_notebook(args[-1].notebook_document.uri)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(*args):
+        publish_notebook(args[-1].notebook_document.uri)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(*args):
+        for cell in args[-1].cell_text_documents:
+            linter.results.pop(cell.uri, None)
+            linter.cell_owner.pop(cell.uri, None)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(*args):

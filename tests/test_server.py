@@ -355,3 +355,57 @@ def test_linter_caches_facts_but_sees_changed_files(work: Path):
     (work / "base.py").write_text("class Base:\n    pass\n")  # saved elsewhere: Base is no Dataset now
     assert [d.code for d in linter.lint(uri, FRAMES, {}).diagnostics] == ["DL302"]
     assert calls == [[str(work / "base.py")]]
+
+
+def test_notebook_cells_through_notebook_sync(work: Path):
+    cells = [
+        ("code", "import torch.multiprocessing as mp\n!echo hi"),
+        ("markdown", "# Notes"),
+        ("code", 'x = 1  # noqa: DL302\nlabel = "é"; mp.set_sharing_strategy("file_system")'),
+    ]
+    nb_path = work / "nb.ipynb"
+    nb_path.write_text(json.dumps({
+        "cells": [{"cell_type": k, "metadata": {}, "source": t, **({"outputs": [], "execution_count": None} if k == "code" else {})} for k, t in cells],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
+    }, indent=1) + "\n")
+    nb_uri = nb_path.as_uri()
+    cell_uris = [f"vscode-notebook-cell:{nb_path}#C{i}" for i in range(len(cells))]
+    client = Client(work)
+    try:
+        client.request("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        client.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": nb_uri, "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 2 if k == "code" else 1, "document": u} for (k, _), u in zip(cells, cell_uris)]},
+            "cellTextDocuments": [{"uri": u, "languageId": "python" if k == "code" else "markdown", "version": 1, "text": t}
+                                  for (k, t), u in zip(cells, cell_uris)],
+        })
+        first = client.diagnostics(cell_uris[0])
+        third = client.diagnostics(cell_uris[2])
+        assert first == []
+        # the same findings as `dllint check nb.ipynb`: cell 3, rows and columns within the cell
+        cli_out = subprocess.run([sys.executable, "-m", "dllint", "check", "--output-format", "json", "nb.ipynb"],
+                                 cwd=work, capture_output=True, text=True, timeout=TIMEOUT)
+        findings = json.loads(cli_out.stdout)
+        assert {f["cell"] for f in findings} == {3}
+        assert lsp_as_tuples(third) == cli_as_lsp(cells[2][1], findings)
+        assert sorted(d["code"] for d in third) == ["DL001", "DL302"]
+        # the DL001 fix, applied by the editor to the cell, gives what --fix writes into the notebook
+        dl001 = next(d for d in third if d["code"] == "DL001")
+        actions = client.request("textDocument/codeAction", {"textDocument": {"uri": cell_uris[2]}, "range": dl001["range"], "context": {"diagnostics": [dl001]}})
+        assert actions[0]["title"].endswith("(safe fix)")
+        fixed_cell = apply(cells[2][1], actions[0]["edit"]["changes"][cell_uris[2]])
+        subprocess.run([sys.executable, "-m", "dllint", "check", "--fix", "nb.ipynb"], cwd=work, capture_output=True, timeout=TIMEOUT)
+        assert "".join(json.loads(nb_path.read_text())["cells"][2]["source"]) == fixed_cell
+        # a cell edited in the editor: the findings follow
+        client.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": nb_uri, "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": cell_uris[2], "version": 2}, "changes": [{"text": "y = 2\n"}]}]}},
+        })
+        assert client.diagnostics(cell_uris[2]) == []
+        client.notify("notebookDocument/didClose", {"notebookDocument": {"uri": nb_uri}, "cellTextDocuments": [{"uri": u} for u in cell_uris]})
+        assert client.diagnostics(cell_uris[0]) == []
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
