@@ -183,7 +183,9 @@ CONFIG_WORDS = frozenset(
     {"transform", "transforms", "aug", "augs", "augment", "augmentation", "augmentations", "mean", "std",
      "cfg", "config", "conf", "configs", "opt", "opts", "args", "hparams", "kwargs", "options", "settings",
      "class", "classes", "classnames", "category", "categories", "cat", "cats", "pipeline", "params",
-     "shape", "dim", "dims", "resolution", "scale", "scales", "palette", "colors", "colormap"}
+     "shape", "dim", "dims", "resolution", "scale", "scales", "palette", "colors", "colormap",
+     "dataset", "datasets", "cumulative", "loader", "loaders", "model", "models", "modules", "layers", "hooks",
+     "callbacks", "handlers", "samplers", "tokenizer", "tokenizers", "processors", "readers", "fields", "columns"}
 )
 
 MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "appendleft", "extendleft", "setdefault"})
@@ -926,7 +928,7 @@ class CopyOnReadContainer(Rule):
             fn = ctx.enclosing_function(node)
             if fn is not None:
                 by_fn[fn.qualname] = join(by_fn.get(fn.qualname), an.typeof(node.value))
-        returns = {q: t for q, t in by_fn.items() if t is not None and t.kind in ("container", "call", "iter")}
+        returns = {q: t for q, t in by_fn.items() if t is not None and t.kind in ("container", "call", "iter", "tuple")}
         ext_uses: dict[str, list] = {}
         for node in attr_nodes:
             if ctx.is_self_attr(node):
@@ -1045,6 +1047,19 @@ class CopyOnReadContainer(Rule):
                         info.builds.append(
                             Build(target.attr, "assign", t, ctx.span(sub), ctx.span(sub.value), paren, top(sub), "")
                         )
+                    elif isinstance(target, (ast.Tuple, ast.List)):
+                        # self.samples, self.targets = load(root): one item of a tuple each
+                        whole = an.typeof(sub.value)
+                        for i, elt in enumerate(target.elts):
+                            if not ctx.is_self_attr(elt, fn):
+                                continue
+                            if whole.kind == "tuple" and i < len(whole.items):
+                                t = whole.items[i]
+                            elif whole.kind == "call":
+                                t = replace(whole, items=(i,))
+                            else:
+                                t = UNKNOWN
+                            info.builds.append(Build(elt.attr, "assign", t, ctx.span(sub), None, False, top(sub), ""))
                     elif isinstance(target, ast.Subscript) and ctx.is_self_attr(target.value, fn):
                         t = T("container", "dict", T("mixed"))
                         info.builds.append(
@@ -1141,6 +1156,11 @@ class CopyOnReadContainer(Rule):
             return UNKNOWN
         owner = index.class_of(target) if target.fn.cls else None
         ret = self._resolve(project, ret, target.file, cls_ref if owner is not None else None, depth + 1)
+        if t.items:  # one item of a returned tuple
+            i = t.items[0]
+            if ret.kind != "tuple" or not isinstance(i, int) or i >= len(ret.items):
+                return UNKNOWN
+            ret = self._resolve(project, ret.items[i], target.file, cls_ref if owner is not None else None, depth + 1)
         return ret
 
     def check(self, project):
