@@ -12,8 +12,9 @@ import math
 import os
 import platform
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -88,7 +89,7 @@ class Machine:
 
     def torch(self):
         try:
-            import torch  # noqa: PLC0415  (lazy on purpose)
+            import torch  # lazy on purpose: importing dllint never imports torch
         except ImportError as exc:  # also raised when sys.modules["torch"] is None
             raise TorchMissing(str(exc)) from exc
         return torch
@@ -266,7 +267,10 @@ def check_nofile(m: Machine, plan: Plan) -> Check:
     need = fds_needed(plan)
     assumed = "" if plan.num_workers is not None else " (assuming 8 workers; pass --num-workers)"
     inf = getattr(__import__("resource"), "RLIM_INFINITY", -1)
-    fmt = lambda v: "unlimited" if v == inf or v < 0 else str(v)  # noqa: E731
+
+    def fmt(v: int) -> str:
+        return "unlimited" if v == inf or v < 0 else str(v)
+
     data = {"soft": soft, "hard": hard, "needed_estimate": need}
     soft_ok = soft == inf or soft < 0 or soft >= need
     hard_ok = hard == inf or hard < 0 or hard >= need

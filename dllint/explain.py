@@ -581,7 +581,8 @@ def format_explanation(exp: Explanation, limit: int = 5) -> str:
         lines.append(f"   matched: {'; '.join(repr(m) for m in c.matched[:3])}")
         lines.append(f"   rules:   {rules}")
         if c.doctor_checks:
-            lines.append(f"   doctor:  {', '.join(c.doctor_checks)}  (dllint doctor)")
+            checks = " ".join(f"--check {name}" for name in c.doctor_checks)
+            lines.append(f"   doctor:  {', '.join(c.doctor_checks)}  (dllint doctor {checks})")
         for cmd in c.commands:
             lines.append(f"   next:    {cmd}")
     if exp.details:
@@ -594,13 +595,20 @@ def format_explanation(exp: Explanation, limit: int = 5) -> str:
 
 @click.command("explain")
 @click.argument("text", required=False)
+@click.option("--file", "-f", "path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Read the error text (a log file) from PATH.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked causes as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="Show every matching cause, not only the top 5.")
-def explain(text: str | None, as_json: bool, show_all: bool) -> None:
-    """Explain a DataLoader error: paste the message or the whole traceback (argument or stdin).
+def explain(text: str | None, path: str | None, as_json: bool, show_all: bool) -> None:
+    """Explain a DataLoader error: paste the message or the whole traceback (argument, --file or stdin).
 
     Exit status: 0 when a known cause was recognized, 1 when none was, 2 when no text was given.
     """
+    if path is not None:
+        if text is not None:
+            raise click.UsageError("give the error text either as an argument or with --file, not both")
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     if text is None or text == "-":
         stream = click.get_text_stream("stdin")
         if text is None and stream.isatty():

@@ -27,15 +27,15 @@ import hashlib
 import importlib
 import importlib.util
 import json
-import math
 import os
 import pickle
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -65,8 +65,8 @@ class TargetError(Exception):
 
 def _torch():
     try:
-        import torch  # noqa: PLC0415
-        import torch.utils.data  # noqa: F401,PLC0415
+        import torch  # lazy on purpose: importing dllint never imports torch
+        import torch.utils.data
     except ImportError as exc:
         raise TorchMissing(str(exc)) from exc
     return torch
@@ -414,7 +414,7 @@ def find_unpicklable(obj: Any, path: str, depth: int = 6) -> tuple[str, str]:
         return path, ""
     if depth > 0:
         for name, child in _children(obj):
-            cok, cerr, _ = try_pickle(child)
+            cok, _, _ = try_pickle(child)
             if not cok:
                 return find_unpicklable(child, path + name, depth - 1)
     return path, err

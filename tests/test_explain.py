@@ -229,6 +229,16 @@ def test_cli_stdin_json() -> None:
     assert data["details"]["worker_pids"] == "2817"
 
 
+def test_cli_file_option_on_a_raw_log() -> None:
+    runner = CliRunner()
+    res = runner.invoke(explain, ["--file", str(DATA / "real_segv.txt")])
+    assert res.exit_code == 0
+    assert res.output.startswith("1. A native library crashed")
+    assert "dllint doctor --check start-method" in res.output
+    res = runner.invoke(explain, ["text", "--file", str(DATA / "real_segv.txt")])
+    assert res.exit_code == 2 and "not both" in res.output
+
+
 def test_works_without_torch() -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"
