@@ -177,10 +177,10 @@ def _split_keep(text: str) -> list[str]:
 
 def _check_only_sources_changed(before: dict, after: dict) -> None:
     """Everything but the code cells' ``source`` is identical."""
-    strip = lambda d: {  # noqa: E731
-        **d,
-        "cells": [{k: v for k, v in c.items() if k != "source"} for c in d.get("cells", [])],
-    }
+
+    def strip(d: dict) -> dict:
+        return {**d, "cells": [{k: v for k, v in c.items() if k != "source"} for c in d.get("cells", [])]}
+
     if strip(before) != strip(after):  # pragma: no cover - a bug guard
         raise NotebookError("rewriting the notebook would change more than cell sources")
 

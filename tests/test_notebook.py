@@ -14,7 +14,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from golden import run_dllint
 
 from dllint.notebook import NotebookError, mask_cell, read_notebook
@@ -119,6 +118,7 @@ def test_python_files_and_notebooks_are_discovered_together(tmp_path):
     (work / ".ipynb_checkpoints").mkdir()
     shutil.copy(NOTEBOOKS / "sharing_strategy.ipynb", work / ".ipynb_checkpoints" / "x.ipynb")  # excluded
     code, out = lint(work, ".")
+    assert code == 1
     lines = out.splitlines()
     assert [ln.split(" DL302")[0] for ln in lines] == ["script.py:2:1:", "sharing_strategy.ipynb:cell 4:line 4:1:"]
 
@@ -131,6 +131,7 @@ def test_broken_or_foreign_notebooks_never_crash(tmp_path):
     (work / "r.ipynb").write_text(notebook([("code", 'set_sharing_strategy("file_system")\nlibrary(torch)\n')], language="R"))
     (work / "bad_cell.ipynb").write_text(notebook([("code", "import torch\ndef f(:\n")]))
     code, out = lint(work, "broken.ipynb", "r.ipynb", "bad_cell.ipynb")
+    assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("bad_cell.ipynb:cell 1:line 2:") and "DL000" in lines[0]
     assert lines[1].startswith("broken.ipynb:1:1: DL000") and "not a notebook" in lines[1]
@@ -176,7 +177,7 @@ def test_fix_from_stdin_prints_the_notebook(tmp_path):
     raw = (work / "unused_noqa.ipynb").read_text(encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "dllint", "check", "-", "--stdin-filename", "unused_noqa.ipynb", "--fix", "--select", "ALL", "-q"],
-        cwd=work, input=raw, capture_output=True, text=True, timeout=120,
+        cwd=work, input=raw, capture_output=True, text=True, timeout=120, check=False,
     )
     fixed = json.loads(proc.stdout)
     assert fixed["cells"][2]["source"][0] == "x = torch.zeros(3)\n"
@@ -223,6 +224,7 @@ def test_unreproducible_json_is_never_rewritten():
 def test_dl106_notebook_dataset_under_spawn(tmp_path):
     work = project(tmp_path, "main_module_dataset.ipynb")
     code, out = lint(work)
+    assert code == 1
     # the spawn loader (cell 4, line 2, after a shell escape) is reported; the fork loader is not
     assert out == (
         "main_module_dataset.ipynb:cell 4:line 2:10: DL106 `Squares` (the dataset class) is defined in the notebook; "
@@ -260,6 +262,7 @@ def test_copy_on_read_in_a_notebook_at_cell_and_line(tmp_path):
         pytest.skip("DL101 (copy-on-read-container) is not in this checkout yet")
     work = project(tmp_path, "copy_on_read.ipynb")
     code, out = lint(work)
+    assert code == 1
     dl101 = [ln for ln in out.splitlines() if " DL101" in ln]
     assert dl101, out
     # the list is built in cell 3 (line 3) and read in __getitem__; the loader is in cell 6
@@ -293,7 +296,7 @@ IMPORTS = "from torch.utils.data import DataLoader, Dataset\n"
 
 def _run(args, cwd, **kw):
     env = {**os.environ, "PYTHONPATH": str(cwd)}
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=240, env=env, **kw)
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=240, env=env, check=False, **kw)
 
 
 def test_runtime_main_module_dataset_fails_under_spawn(tmp_path):

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (pygls)")
 
-from dllint.server import noqa_edit, utf16_col  # noqa: E402
-from dllint.model import Diagnostic, Span  # noqa: E402
+from dllint.model import Diagnostic, Span
+from dllint.server import noqa_edit, utf16_col
 
 TIMEOUT = 60  # seconds for any one answer: a hang fails the test instead of blocking it
 
@@ -138,7 +138,7 @@ class Client:
 def cli(work: Path, text: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "dllint", "check", "-", "--stdin-filename", "frames.py", *args],
-        cwd=work, input=text, capture_output=True, text=True, timeout=TIMEOUT,
+        cwd=work, input=text, capture_output=True, text=True, timeout=TIMEOUT, check=False,
     )
 
 
@@ -385,7 +385,7 @@ def test_notebook_cells_through_notebook_sync(work: Path):
         assert first == []
         # the same findings as `dllint check nb.ipynb`: cell 3, rows and columns within the cell
         cli_out = subprocess.run([sys.executable, "-m", "dllint", "check", "--output-format", "json", "nb.ipynb"],
-                                 cwd=work, capture_output=True, text=True, timeout=TIMEOUT)
+                                 cwd=work, capture_output=True, text=True, timeout=TIMEOUT, check=False)
         findings = json.loads(cli_out.stdout)
         assert {f["cell"] for f in findings} == {3}
         assert lsp_as_tuples(third) == cli_as_lsp(cells[2][1], findings)
@@ -395,7 +395,7 @@ def test_notebook_cells_through_notebook_sync(work: Path):
         actions = client.request("textDocument/codeAction", {"textDocument": {"uri": cell_uris[2]}, "range": dl001["range"], "context": {"diagnostics": [dl001]}})
         assert actions[0]["title"].endswith("(safe fix)")
         fixed_cell = apply(cells[2][1], actions[0]["edit"]["changes"][cell_uris[2]])
-        subprocess.run([sys.executable, "-m", "dllint", "check", "--fix", "nb.ipynb"], cwd=work, capture_output=True, timeout=TIMEOUT)
+        subprocess.run([sys.executable, "-m", "dllint", "check", "--fix", "nb.ipynb"], cwd=work, capture_output=True, timeout=TIMEOUT, check=False)
         assert "".join(json.loads(nb_path.read_text())["cells"][2]["source"]) == fixed_cell
         # a cell edited in the editor: the findings follow
         client.notify("notebookDocument/didChange", {
