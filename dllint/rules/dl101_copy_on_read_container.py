@@ -170,6 +170,8 @@ MAPPING_BUILTINS = {
 ARRAY_MODULES = ("numpy.", "torch.", "pyarrow.", "datasets.", "h5py.", "zarr.", "lmdb.", "pandas.")
 ARRAY_FUNCS = frozenset({"pickle.dumps", "builtins.bytes", "builtins.bytearray", "builtins.memoryview"})
 
+COCO_API = frozenset({"pycocotools.coco.COCO", "pycocotools.COCO", "lvis.LVIS", "lvis.lvis.LVIS"})
+
 # Array functions whose result is as large as their input (np.unique & co. are not).
 SIZE_KEEPING = frozenset(
     {"numpy.array", "numpy.asarray", "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack",
@@ -447,6 +449,8 @@ class Analyzer:
                     out = join(out, self.typeof(v, depth) if v is not None else UNKNOWN)
                 return out or UNKNOWN
             base = self.typeof(node.value, depth)
+            if base.kind == "coco" and node.attr in ("imgs", "anns", "cats", "imgToAnns", "catToImgs", "dataset"):
+                return T("container", "JSON data", T("json"), data=base.data, source=f"`COCO.{node.attr}`")
             if base.kind == "entry" and node.attr in ("path", "name"):
                 return STR
             if base.kind == "path":
@@ -613,6 +617,8 @@ class Analyzer:
                 return LISTING[callee]
             if callee in LOADS:
                 return T("container", "JSON data", T("json"), data=LOADS[callee], source=LOADS[callee])
+            if callee in COCO_API:
+                return T("coco", data="COCO annotations (`pycocotools`)")
             if callee in ("csv.reader", "csv.DictReader"):
                 elem = T("container", "list", STR) if callee == "csv.reader" else T("dict")
                 return T("iter", "", elem, data=f"a file read (`{callee}`)")
@@ -660,6 +666,12 @@ class Analyzer:
                     return T("call", defer=f"self.{method}", data=self._args_data(node, depth))
                 return UNKNOWN
             recv = self.typeof(func.value, depth)
+            if recv.kind == "coco":
+                if method in ("getImgIds", "getAnnIds", "getCatIds"):
+                    return T("container", "list", UNKNOWN, data=recv.data, source=f"`COCO.{method}()`")
+                if method in ("loadImgs", "loadAnns", "loadCats"):
+                    return T("container", "JSON data", T("json"), data=recv.data, source=f"`COCO.{method}()`")
+                return UNKNOWN
             if method == "readlines":
                 return T("container", "list", STR, data="a file read (`readlines`)", source="`readlines()`")
             if method in ("read", "read_text"):
@@ -674,7 +686,7 @@ class Analyzer:
                 return T("container", "list", UNKNOWN, data=recv.data, source="`.tolist()`")
             if method in ("glob", "rglob", "iterdir") and recv.kind in ("path", "pathclass"):
                 return T("iter", "", PATH, data=f"a directory listing (`Path.{method}`)")
-            if method in ("keys", "values", "items") and recv.kind == "container":
+            if method in ("keys", "values", "items") and recv.kind == "container" and recv.data:
                 elem = T("tuple", items=(UNKNOWN, UNKNOWN)) if method == "items" else UNKNOWN
                 return T("iter", "", elem, data=recv.data)
             if method == "copy" and recv.kind == "container":
@@ -731,8 +743,16 @@ def classify_use(ctx, node: ast.Attribute) -> tuple[str, str]:
             if isinstance(gg, ast.Call) and gg.func is grand and grand.attr in LIST_ONLY_METHODS:
                 return "elemmethod", f"an element changed with `.{grand.attr}()`"
         if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
-            if not (isinstance(grand, ast.Subscript) and grand.value is parent) and not isinstance(grand, (ast.For, ast.comprehension)):
-                return "key", ""  # self.cfg["size"]: one named entry, like a config lookup
+            # self.cfg["size"]: one named entry, like a config lookup; but self.ann["images"][i],
+            # self.ann["imgs"].values(), `for a in self.ann["annotations"]` read a whole table
+            reads_table = (
+                (isinstance(grand, (ast.Subscript, ast.Attribute)) and grand.value is parent)
+                or (isinstance(grand, (ast.For, ast.comprehension)) and grand.iter is parent)
+                or (isinstance(grand, ast.Call) and parent in grand.args and ctx.call_name(grand) in ITER_FUNCS - {"builtins.len"})
+                or (isinstance(grand, ast.Compare) and parent in grand.comparators)
+            )
+            if not reads_table:
+                return "key", ""
         return "index", ""
     if isinstance(parent, ast.Attribute) and parent.value is node:
         grand = ctx.parent(parent)
