@@ -20,7 +20,7 @@ from dllint.facts.context import FUNC_TYPES, is_main_guard_test
 from dllint.index import FuncRef
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
-from dllint.rules.dl305_loader_tensors_retained import loaders_for, loop_source, unwrap_iter
+from dllint.rules.dl305_loader_tensors_retained import effective_workers, loaders_for, loop_source, unwrap_iter
 
 CONSUMERS = frozenset({"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple", "builtins.enumerate", "builtins.zip", "builtins.sorted"})
 CONSUMER_NAMES = frozenset(c.rsplit(".", 1)[1] for c in CONSUMERS)
@@ -246,6 +246,7 @@ class MissingMainGuard(Rule):
     def check(self, project):
         index = project.index
         self._memo: dict = {}
+        self._project = project
         for facts, payload in project.payloads(self.code):
             if facts.path.endswith(".ipynb"):
                 continue
@@ -263,7 +264,7 @@ class MissingMainGuard(Rule):
 
     def _site_loaders(self, index, project, facts, site) -> list:
         if site["kind"] == "direct":
-            return [ld for ld in self._file_loaders(index, facts) if (ld.call.span.row, ld.call.span.col) == tuple(site["call"]) and ld.workers == "yes"]
+            return [ld for ld in self._file_loaders(index, facts) if (ld.call.span.row, ld.call.span.col) == tuple(site["call"]) and self._yes(ld)]
         if site["kind"] == "iter":
             return self._source_loaders(index, facts, tuple(site["source"]))
         found = index.resolve(site["callee"], facts.root)
@@ -295,9 +296,12 @@ class MissingMainGuard(Rule):
         loaders = loaders_for(index, facts, source)
         if not loaders and source[0] == "name" and source[1] == facts.module:
             loaders = self._returned_loaders(index, facts, source[2])
-        if not loaders or any(ld.workers != "yes" for ld in loaders):
+        if not loaders or not all(self._yes(ld) for ld in loaders):
             return []
         return loaders
+
+    def _yes(self, loader) -> bool:
+        return effective_workers(self._project, loader)[0] == "yes"
 
     def _returned_loaders(self, index, facts, name) -> list:
         """``loader = make_loader()`` at module level: the loaders make_loader returns."""
@@ -326,6 +330,7 @@ class MissingMainGuard(Rule):
     def wants(self, index) -> set[str]:
         """Names of functions that start workers: files that call them (entry scripts) matter."""
         self._memo = {}
+        self._project = index  # has .files, all effective_workers needs
         names: set[str] = set()
         for facts in list(index.files.values()):
             payload = facts.payloads.get(self.code)
@@ -352,7 +357,7 @@ class MissingMainGuard(Rule):
         if entry:
             for kind, value in entry["iters"]:
                 if kind == "direct":
-                    out.extend(ld for ld in self._file_loaders(index, fn.file) if (ld.call.span.row, ld.call.span.col) == tuple(value) and ld.workers == "yes")
+                    out.extend(ld for ld in self._file_loaders(index, fn.file) if (ld.call.span.row, ld.call.span.col) == tuple(value) and self._yes(ld))
                 else:
                     out.extend(self._source_loaders(index, fn.file, tuple(value)))
         for call in fn.fn.calls:
@@ -374,8 +379,7 @@ class MissingMainGuard(Rule):
             methods |= set(ld.start_methods)
         spawnish = [m for m in SPAWN_LIKE if m in methods]
         loader = loaders[0]
-        nw = loader.call.args.get("num_workers")
-        nw_text = f"num_workers={nw.text}" if nw is not None and nw.text else "workers"
+        nw_text = effective_workers(self._project, loader)[1]
         where = "" if loader.file.path == facts.path else f" (in {loader.file.module})"
         if site["kind"] == "call":
             what = f"`{site['text']}()` starts DataLoader workers{where} ({nw_text})"

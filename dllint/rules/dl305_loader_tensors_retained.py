@@ -314,6 +314,109 @@ def extract_loops(ctx) -> list[dict]:
     return out
 
 
+PARSERS = frozenset({"argparse.ArgumentParser"})
+GROUP_METHODS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
+
+
+def _is_parser(ctx, node, depth: int = 0) -> bool:
+    """``node`` is an ``argparse.ArgumentParser(...)`` (or one of its argument groups)."""
+    if depth > 3:
+        return False
+    if isinstance(node, ast.Call):
+        if ctx.call_name(node) in PARSERS:
+            return True
+        func = node.func
+        return isinstance(func, ast.Attribute) and func.attr in GROUP_METHODS and _is_parser(ctx, func.value, depth + 1)
+    if isinstance(node, ast.Name):
+        binding = ctx.lookup(node.id, ctx.scope_of(node))
+        if binding is not None and binding.kind == "local" and len(binding.values) == 1 and binding.values[0] is not None:
+            return _is_parser(ctx, binding.values[0], depth + 1)
+    return False
+
+
+def _option_dest(call: ast.Call) -> str | None:
+    dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
+    if dest is not None:
+        return dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else None
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    longs = [n for n in names if n.startswith("--")]
+    if longs:
+        return longs[0][2:].replace("-", "_")
+    if names and not names[0].startswith("-"):
+        return names[0]
+    return None
+
+
+def argparse_workers(ctx) -> dict:
+    """Loader calls whose num_workers is a module-level ``args.x`` (or ``int(args.x)``) where
+    ``args = parser.parse_args()`` and the option's default is an int: call position -> (default, text).
+    """
+    namespaces: dict[str, ast.AST] = {}  # module-level name -> the parser it was parsed from
+    for name, binding in ctx.module_scope.bindings.items():
+        if binding.kind != "local" or len(binding.values) != 1:
+            continue
+        value = binding.values[0]
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr in ("parse_args", "parse_known_args")
+            and _is_parser(ctx, value.func.value)
+        ):
+            namespaces[name] = value
+    if not namespaces:
+        return {}
+    defaults: dict[str, object] = {}
+    for node in ast.walk(ctx.tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+            and _is_parser(ctx, node.func.value)
+        ):
+            dest = _option_dest(node)
+            if dest is None:
+                continue
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            value = default.value if isinstance(default, ast.Constant) else None
+            defaults[dest] = value if dest not in defaults else None  # declared twice: unknown
+    out = {}
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        nw = next((k.value for k in node.keywords if k.arg == "num_workers"), None)
+        if nw is None and len(node.args) > 5:
+            nw = node.args[5]
+        inner = nw
+        if isinstance(inner, ast.Call) and ctx.call_name(inner) == "builtins.int" and len(inner.args) == 1:
+            inner = inner.args[0]
+        if not (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)):
+            continue
+        if inner.value.id not in namespaces:
+            continue
+        binding = ctx.lookup(inner.value.id, ctx.scope_of(inner.value))
+        if binding is not ctx.module_scope.bindings.get(inner.value.id):
+            continue
+        default = defaults.get(inner.attr)
+        if isinstance(default, int) and not isinstance(default, bool):
+            span = ctx.span(node)
+            out[(span.row, span.col)] = (default, ctx.segment(nw, 60))
+    return out
+
+
+def effective_workers(project, loader) -> tuple[str, str]:
+    """("yes"/"no"/"maybe", how num_workers reads): a script's argparse default decides "maybe"."""
+    nw = loader.call.args.get("num_workers")
+    shown = f"num_workers={nw.text}" if nw is not None and nw.text else "workers"
+    if loader.workers != "maybe":
+        return loader.workers, shown
+    payload = project.files[loader.file.path].payloads.get("DL305") if loader.file.path in project.files else None
+    found = (payload or {}).get("argparse", {}).get((loader.call.span.row, loader.call.span.col))
+    if found is None:
+        return "maybe", shown
+    default, text = found
+    return ("yes" if default > 0 else "no"), f"num_workers={text}, {default} by default"
+
+
 def loaders_for(index, facts, source) -> list:
     """The project's loaders a loop source refers to (same file)."""
     kind, scope, name = source
@@ -388,17 +491,19 @@ class LoaderTensorsRetained(Rule):
     }
 
     def extract(self, ctx):
-        return extract_loops(ctx) or None
+        loops = extract_loops(ctx)
+        defaults = argparse_workers(ctx)
+        return {"loops": loops, "argparse": defaults} if loops or defaults else None
 
     def check(self, project):
         index = project.index
-        for facts, loops in project.payloads(self.code):
-            for loop in loops:
+        for facts, payload in project.payloads(self.code):
+            for loop in payload["loops"]:
                 loaders = loaders_for(index, facts, tuple(loop["source"]))
-                if not loaders or any(ld.workers != "yes" for ld in loaders):
+                verdicts = [effective_workers(project, ld) for ld in loaders]
+                if not loaders or any(v != "yes" for v, _ in verdicts):
                     continue
-                nw = loaders[0].call.args.get("num_workers")
-                shown = f"num_workers={nw.text}" if nw is not None and nw.text else "workers"
+                shown = verdicts[0][1]
                 for sink in loop["sinks"]:
                     fix = None
                     if sink["clone"]:
