@@ -21,8 +21,8 @@ FIXTURE = FIXTURES / "dl104" / "positive.py"
 RECORDS = [f"rec{i:05d}" for i in range(4)]  # 8 bytes each
 
 
-def load(tmp_path: Path, name: str):
-    shutil.copy(FIXTURE, tmp_path / f"{name}.py")
+def load(tmp_path: Path, name: str, source: Path = FIXTURE):
+    shutil.copy(source, tmp_path / f"{name}.py")
     sys.path.insert(0, str(tmp_path))
     spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
@@ -60,6 +60,25 @@ def test_lazy_open_gives_each_worker_its_own_handle(tmp_path):
     assert len(seen) == 2
     # each worker starts at offset 0 of its own handle
     assert all(records == RECORDS[:2] for records in seen.values())
+
+
+def test_golden_unsafe_fix_opens_one_handle_per_worker(tmp_path):
+    """The rule's own fix (property opening once per pid) behaves like the hand-written lazy form."""
+    fixed = load(tmp_path, "dl104_positive_fixed", Path(f"{FIXTURE}.unsafe-fixed"))
+    seen = per_worker(fixed.Lines(data_file(tmp_path), n=4))
+    assert len(seen) == 2
+    assert all(records == RECORDS[:2] for records in seen.values())
+    # Archive reads its member list in __init__ (the parent opens its own handle) and still
+    # gives each worker a fresh one: every member comes back intact
+    import zipfile
+
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for i in range(6):
+            zf.writestr(f"m{i}", f"member-{i}" * 50)
+    archive = fixed.Archive(path)
+    loader = DataLoader(archive, batch_size=None, num_workers=2, multiprocessing_context="fork")
+    assert [bytes(b).decode() for b in loader] == [f"member-{i}" * 50 for i in range(6)]
 
 
 def test_main_process_handle_unaffected_by_lazy_form(tmp_path):

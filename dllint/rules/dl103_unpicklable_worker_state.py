@@ -27,8 +27,8 @@ OTHER_CTORS = {
     "socket.socket": ("a socket", "cannot pickle 'socket' object"),
     "cv2.VideoCapture": ("a `cv2.VideoCapture`", "cannot pickle 'cv2.VideoCapture' object"),
     "torch.Generator": (
-        "a `torch.Generator`",
-        "it pickles, but the worker dies: `unable to resize file <filename not specified>` (pytorch/pytorch#146828)",
+        "a `torch.Generator` (it pickles, but each worker dies unpickling it: pytorch/pytorch#146828)",
+        "RuntimeError: unable to resize file <filename not specified> to the right size",
     ),
 }
 HANDLE_ERRORS = {

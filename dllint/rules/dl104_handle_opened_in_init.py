@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic
+from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import canonical
 from dllint.rules.base import Rule
 from dllint.rules.dl202_unsharded_iterable_dataset import proven_without_workers, start_methods_for
@@ -76,10 +76,85 @@ def derived_root(node):
             return node
 
 
+def import_edit(ctx, modules: list[str]) -> Edit | None:
+    """An edit adding ``import m`` for each module not yet imported under its own name, after the
+    module's leading docstring and imports (None when nothing is missing)."""
+    bound = {name for name, b in ctx.module_scope.bindings.items() if b.kind == "import" and b.qualname == name}
+    missing = [m for m in modules if m not in bound]
+    if not missing:
+        return None
+    text = "".join(f"import {m}\n" for m in missing)
+    body = ctx.tree.body
+    row, i = 1, 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        row, i = body[0].end_lineno + 1, 1
+    while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
+        row, i = body[i].end_lineno + 1, i + 1
+    if row > len(ctx.lines):
+        last = len(ctx.lines)
+        end = len(ctx.lines[-1]) + 1 if ctx.lines else 1
+        return Edit("\n" + text.rstrip("\n"), Span(last, end, last, end))
+    return Edit(text, Span(row, 1, row, 1))
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def lazy_open_fix(ctx, fn, stmt, attr: str):
+    """Edits for ``self.X = ctor(args)`` in ``__init__``: keep a ``functools.partial`` of the open and
+    a property that opens once per process (keyed on the pid). None when the shape is unusual."""
+    call = stmt.value
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(call, ast.Call)):
+        return None
+    if stmt not in fn.node.body or stmt.lineno != stmt.end_lineno and "#" in "".join(ctx.lines[stmt.lineno - 1 : stmt.end_lineno]):
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    try:
+        func_src = ast.get_source_segment(ctx.text, call.func)
+        args_src = [ast.get_source_segment(ctx.text, a) for a in call.args]
+        kw_src = [f"{k.arg}={ast.get_source_segment(ctx.text, k.value)}" for k in call.keywords]
+    except Exception:  # pragma: no cover - odd positions
+        return None
+    if func_src is None or None in args_src or any(k.endswith("=None") and False for k in kw_src):
+        return None
+    method_indent = _indent(ctx.lines[fn.node.lineno - 1])
+    body_indent = _indent(ctx.lines[stmt.lineno - 1])
+    step = body_indent[len(method_indent) :] or "    "
+    inner = body_indent + step
+    parts = ", ".join([func_src, *args_src, *kw_src])
+    replacement = (
+        f"self._{attr}_open = functools.partial({parts})\n"
+        f"{body_indent}self._{attr}_handle, self._{attr}_pid = None, None"
+    )
+    prop = (
+        f"\n{method_indent}@property\n"
+        f"{method_indent}def {attr}(self):\n"
+        f'{body_indent}"""Opened on first use in each process: a handle must not cross a fork."""\n'
+        f"{body_indent}if self._{attr}_pid != os.getpid():\n"
+        f"{inner}self._{attr}_handle, self._{attr}_pid = self._{attr}_open(), os.getpid()\n"
+        f"{body_indent}return self._{attr}_handle\n"
+    )
+    end = fn.node.end_lineno
+    if end >= len(ctx.lines):
+        last = len(ctx.lines)
+        col = len(ctx.lines[-1]) + 1
+        prop_edit = Edit("\n" + prop.rstrip("\n"), Span(last, col, last, col))
+    else:
+        prop_edit = Edit(prop, Span(end + 1, 1, end + 1, 1))
+    edits = [Edit(replacement, ctx.span(stmt)), prop_edit]
+    imp = import_edit(ctx, ["functools", "os"])
+    if imp is not None:
+        edits.insert(0, imp)
+    return tuple(edits)
+
+
 class HandleOpenedInInit(Rule):
     code = "DL104"
     name = "handle-opened-in-init"
     severity = "warning"
+    fix = "unsafe"
     triggers = (b"open", b"File", b"connect", b"ZipFile", b"MongoClient", b"HDFStore")
     summary = "File/DB handle opened in a Dataset's `__init__` and used in workers: forked workers share one descriptor."
     docs = {
@@ -131,9 +206,15 @@ class HandleOpenedInInit(Rule):
             or open it in `worker_init_fn` through `torch.utils.data.get_worker_info().dataset`.
             """,
         "Fix safety": """
-            No automatic fix yet: moving the open changes when errors surface (a missing file
-            fails in the first `__getitem__`, not in the constructor), who closes the handle, and
-            code in the main process that reads the attribute after `__init__`.
+            Unsafe. For `self.X = ctor(args)` written directly in `__init__` (X set nowhere else,
+            nothing derived from it there), the fix keeps `self._X_open =
+            functools.partial(ctor, args)` and adds a property `X` that opens the handle on first
+            use in each process (keyed on `os.getpid()`), adding `import functools` / `import os`
+            when missing. Behaviour changes: `args` are still evaluated in `__init__`, but the
+            open happens later, so a missing file fails on first use instead of in the
+            constructor; the main process opens its own handle when it reads `X`; nothing closes
+            the handles a worker opens (the process exit does). Lists of handles, handles read
+            through other attributes, and other shapes get no fix.
             """,
         "References": """
             - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
@@ -152,6 +233,7 @@ class HandleOpenedInInit(Rule):
             derived = []  # (attr, from_attr)
             closed = set()
             later: dict[str, int] = {}  # attr -> last row it is assigned something else
+            fixes = {}  # attr -> edits of the lazy-open fix
             for node in ctx.walk_function(fn.node):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "close":
                     if ctx.is_self_attr(node.func.value, fn):
@@ -169,7 +251,10 @@ class HandleOpenedInInit(Rule):
                     attr = target.attr
                     found = handle_ctor(ctx, node.value)
                     if found:
+                        fix = lazy_open_fix(ctx, fn, node, attr) if fn.node.name == "__init__" and not found[1] else None
                         handles.append((attr, found[0], found[1], ctx.span(node), node.lineno, None))
+                        if fix:
+                            fixes[attr] = fix
                         continue
                     root = derived_root(node.value)
                     if root is not None and ctx.is_self_attr(root, fn):
@@ -183,7 +268,7 @@ class HandleOpenedInInit(Rule):
                     later[attr] = max(later.get(attr, 0), node.lineno)
             handles = [h for h in handles if later.get(h[0], 0) < h[4]]
             if handles or derived or closed:
-                out[fn.qualname] = {"handles": handles, "derived": derived, "closed": sorted(closed)}
+                out[fn.qualname] = {"handles": handles, "derived": derived, "closed": sorted(closed), "fixes": fixes}
         return out or None
 
     @staticmethod
@@ -263,11 +348,15 @@ class HandleOpenedInInit(Rule):
                 if not used or family & writes:
                     continue
                 reader = next(w.fn.name for w in workers if set(used) & w.fn.self_reads)
-                yield ref, f, attr, ctor, several, span, via, used, reader
+                fix = None
+                entry = (project.payload(self.code, f.file.path) or {}).get(f.fn.qualname) or {}
+                if len(family) == 1 and via is None and self._assigned_once(index, ref, attr):
+                    fix = entry.get("fixes", {}).get(attr)
+                yield ref, f, attr, ctor, several, span, via, used, reader, fix
 
     def fork_hazards(self, project):
         out: dict[str, list] = {}
-        for ref, f, attr, ctor, several, span, via, used, reader in self.findings(project):
+        for ref, f, attr, ctor, several, span, via, used, reader, _ in self.findings(project):
             desc = f"`self.{attr}` holds {HANDLE_CTORS[ctor]} opened in `{f.fn.name}` and used in `{reader}` (DL104)"
             item = (desc, f.file.path, span.row)
             bucket = out.setdefault(ref.cls.qualname, [])
@@ -278,7 +367,7 @@ class HandleOpenedInInit(Rule):
     def check(self, project):
         index = project.index
         reported = set()
-        for ref, f, attr, ctor, several, span, via, used, reader in self.findings(project):
+        for ref, f, attr, ctor, several, span, via, used, reader, edits in self.findings(project):
             methods = start_methods_for(index, ref)
             if methods and methods <= {"spawn", "forkserver"}:
                 continue  # no fork: the same handle is a pickling error (DL103)
@@ -301,5 +390,22 @@ class HandleOpenedInInit(Rule):
                 "open on first use)",
                 f.file.path,
                 span,
+                fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", edits) if edits else None,
                 severity=self.severity,
             )
+
+    @staticmethod
+    def _assigned_once(index, ref, attr) -> bool:
+        """The attribute is set in one place only and no method, property or class attribute of the
+        class hierarchy (subclasses included) already uses the name the fix needs."""
+        count = 0
+        for cls in {c.key: c for c in (*index.mro(ref), *index.subclasses_of(ref))}.values():
+            names = set(cls.cls.methods) | set(cls.cls.class_attrs)
+            if names & {attr, f"_{attr}_open", f"_{attr}_handle", f"_{attr}_pid"}:
+                return False
+            for qual in cls.cls.methods.values():
+                writes = cls.file.functions[qual].self_writes
+                if any(k in writes for k in (f"_{attr}_open", f"_{attr}_handle", f"_{attr}_pid")):
+                    return False
+                count += len(writes.get(attr, ()))
+        return count == 1

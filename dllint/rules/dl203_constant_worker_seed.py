@@ -243,6 +243,11 @@ class ConstantWorkerSeed(Rule):
             lam = None
             if isinstance(value, ast.Lambda):
                 lam = _analyse(ctx, classifier, value, None, torch_name)
+            direct = canonical(ctx.qualname(value)) if isinstance(value, (ast.Name, ast.Attribute)) else None
+            if direct in SEED_FUNCS:
+                # worker_init_fn=np.random.seed: seeds from the worker id itself
+                seed = {"stream": SEED_FUNCS[direct], "span": ctx.span(value), "arg": None, "text": "worker_id", "replacement": None}
+                lam = ([seed], [])
             persistent = next((k.value for k in node.keywords if k.arg == "persistent_workers"), None)
             uses.append(
                 {
@@ -269,7 +274,8 @@ class ConstantWorkerSeed(Rule):
                     continue
                 if use["lambda"] is not None:
                     seeds, helpers = use["lambda"]
-                    yield from self._report(project, facts, "A lambda `worker_init_fn`", seeds, helpers, seen)
+                    what = "A lambda `worker_init_fn`" if seeds and seeds[0]["arg"] is not None or helpers else "`worker_init_fn` itself"
+                    yield from self._report(project, facts, what, seeds, helpers, seen)
                     continue
                 if loader is not None:
                     targets = index.loader_callables(loader).get("worker_init_fn", [])
