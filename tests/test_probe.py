@@ -86,6 +86,27 @@ def test_batches_limit_and_samples_over_time():
         assert [s[1] for s in m.samples] == sorted(s[1] for s in m.samples)  # items only grow
 
 
+@linux_only
+def test_short_run_is_inconclusive_or_projected():
+    few = run("copy_on_read_list", batch_size=64, batches=3, checks=("memory",))
+    f = finding(few, "DL101")
+    assert f.status == OK and f.message.startswith("inconclusive") and "run longer" in f.message
+    # a third of the epoch: the projection over the whole epoch is what confirms it
+    part = run("copy_on_read_list", batch_size=4096, batches=30, seconds=None, checks=("memory",),
+               min_growth_mb=9)
+    f = finding(part, "DL101")
+    assert not part.epoch_done and 30 * 4096 <= part.items_read < 500_000
+    assert f.status == CONFIRMED, f.message
+    assert f.details["projected_epoch_growth_bytes"] >= 18 * MiB
+
+
+@linux_only
+def test_cli_batches_without_seconds():
+    res = cli(f"{FIX}:copy_on_read_list", "-k", "3", "--skip", "rng", "--skip", "pickle", "--json")
+    data = json.loads(res.stdout)
+    assert data["batches_read"] == 3 and not data["epoch_done"]
+
+
 # ----------------------------------------------------------------------------- DL103
 
 
