@@ -29,6 +29,9 @@ SHARING_METHODS = frozenset(
         "share_memory_", "pin_memory_",
     }
 )
+CONTAINERS = frozenset(
+    {"builtins.dict", "builtins.list", "collections.defaultdict", "collections.OrderedDict", "collections.deque"}
+)
 WRAPPERS = frozenset({"builtins.enumerate", "builtins.iter"})
 TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm"})
 CONCAT = frozenset(
@@ -264,12 +267,33 @@ class _LoopScan:
         elif func.attr == "setdefault" and len(call.args) == 2 and self.taint.tainted(call.args[1], frozen):
             self._add(func.value, call.args[1], "setdefault", names)
 
+    def _is_mapping(self, node: ast.AST) -> bool:
+        """``node`` certainly holds a dict or list (``x[i] = t`` into a tensor or array copies)."""
+        values = None
+        if isinstance(node, ast.Name):
+            binding = self.ctx.lookup(node.id, self.ctx.scope_of(node))
+            values = binding.values if binding is not None and binding.kind == "local" else None
+        elif isinstance(node, ast.Attribute):
+            fn = self.ctx.method_of(node)
+            if fn is not None and self.ctx.is_self_attr(node, fn):
+                values = fn.cls.self_assigns.get(node.attr)
+        if not values:
+            return False
+        for value in values:
+            if isinstance(value, (ast.Dict, ast.List, ast.DictComp, ast.ListComp)):
+                continue
+            if isinstance(value, ast.Call) and self.ctx.call_name(value) in CONTAINERS:
+                continue
+            return False
+        return True
+
     def _sink_assign(self, stmt: ast.Assign, names: set[str]) -> None:
         if not self.taint.tainted(stmt.value, frozenset(names)):
             return
         for target in stmt.targets:
             if isinstance(target, ast.Subscript):
-                self._add(target.value, stmt.value, "store", names)
+                if self._is_mapping(target.value):
+                    self._add(target.value, stmt.value, "store", names)
             elif isinstance(target, ast.Attribute) and _root_name(target) == "self":
                 self._add(target, stmt.value, "store", names)
 
