@@ -342,3 +342,35 @@ def test_dl307_silent_when_set_start_method_applies(tmp_path):
     )
     _, lines = check(tmp_path, "--select", "DL307", "--target-version", "py311")
     assert lines == []
+
+
+def test_dl301_follows_worker_code_into_files_without_trigger_words(tmp_path):
+    """torch_geometric's Dataset runs ``get`` in the workers; the CUDA call is in a helper module
+    that mentions neither Dataset nor DataLoader, parsed on demand (DL201's ``wants``)."""
+    write(
+        tmp_path,
+        {
+            "helpers.py": """
+                import torch
+                DEVICE = torch.device("cuda")
+
+                def to_device(x):
+                    return x.to(DEVICE)
+            """,
+            "data.py": """
+                from torch_geometric.data import DataLoader, Dataset
+                from helpers import to_device
+
+                class Graphs(Dataset):
+                    def len(self):
+                        return 4
+
+                    def get(self, idx):
+                        return to_device(idx)
+
+                loader = DataLoader(Graphs(), num_workers=2)
+            """,
+        },
+    )
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--output-format", "concise", "-q", "--no-fix", "--target-version", "py311", "data.py"])
+    assert code == 1 and "data.py:11:10: DL301" in out and "helpers.py:5" in out, out

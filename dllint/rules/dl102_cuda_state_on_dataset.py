@@ -17,6 +17,7 @@ from dllint.rules.dl201_cuda_in_worker import (
     owners,
     start_method_phrase,
     start_methods_of,
+    worker_code,
 )
 from dllint.rules.dl301_missing_multiprocessing_context import insertion_point
 
@@ -178,7 +179,7 @@ class CudaStateOnDataset(Rule):
                 continue
             quals = {r.cls.qualname for r in chain}
             readers: dict[str, str] = {}
-            for fn, _ in index.worker_functions(ref).values():
+            for fn, _ in worker_code(index, ref).values():
                 if fn.fn.cls in quals:
                     for attr in fn.fn.self_reads:
                         readers.setdefault(attr, fn.fn.name)

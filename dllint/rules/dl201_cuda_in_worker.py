@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from dllint.model import Diagnostic
+from dllint.names import canonical
 from dllint.rules.base import Rule
 
 _CUDA_STR = re.compile(r"^cuda(:\d+)?$")
@@ -174,6 +175,38 @@ class Use:
     no_loader: bool = False  # a Dataset no loader was seen using
 
 
+# Library Dataset bases whose own __getitem__ hands the work to a method the user writes.
+LIBRARY_ENTRY_METHODS = {
+    "torch_geometric.data.Dataset": ("get",),
+    "torch_geometric.data.dataset.Dataset": ("get",),
+    "torch_geometric.data.InMemoryDataset": ("get",),
+    "monai.data.Dataset": ("_transform",),
+}
+
+
+def worker_code(index, ref) -> dict:
+    """A Dataset class's worker code: ``index.worker_functions`` plus the methods a library base
+    class's ``__getitem__`` calls (torch_geometric's ``get``)."""
+    found = dict(index.worker_functions(ref))
+    extra = {m for base in index.external_bases(ref) for m in LIBRARY_ENTRY_METHODS.get(canonical(base) or "", ())}
+    roots = [f for name in sorted(extra) if (f := index.find_method(ref, name)) is not None]
+    if roots:
+        for key, value in index.reachable(roots, ref).items():
+            found.setdefault(key, value)
+    return found
+
+
+def unresolved_callees(index, functions) -> set[str]:
+    """Last names of project calls in ``functions`` that do not resolve yet (their files are not
+    parsed): what a rule's ``wants`` asks the engine to parse."""
+    out: set[str] = set()
+    for fn, _ in functions:
+        for call in fn.fn.calls:
+            if call.kind == "ref" and index.resolve(call.target, fn.file.root) is None:
+                out.add(call.target.rsplit(".", 1)[-1])
+    return out
+
+
 def dataset_use(index, ref) -> Use | None:
     """How a Dataset class runs in workers; None when every loader using it has no workers."""
     loaders = index.loaders_using(ref)
@@ -192,7 +225,7 @@ def worker_uses(index) -> dict[tuple[str, str], list[Use]]:
         use = dataset_use(index, ref)
         if use is None:
             continue
-        for key in index.worker_functions(ref):
+        for key in worker_code(index, ref):
             out.setdefault(key, []).append(use)
     for loader in index.loaders:
         if not loader.may_start_workers:
@@ -314,6 +347,12 @@ class CudaInWorker(Rule):
             if calls:
                 out[fn.qualname] = calls
         return out or None
+
+    def wants(self, index):
+        names: set[str] = set()
+        for ref in index.dataset_classes():
+            names |= unresolved_callees(index, worker_code(index, ref).values())
+        return names
 
     def _sites(self, project):
         """[(path, what, kind, span, uses)] for each CUDA call in worker code."""

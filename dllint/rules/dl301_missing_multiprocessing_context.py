@@ -6,7 +6,7 @@ import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
-from dllint.rules.dl201_cuda_in_worker import display
+from dllint.rules.dl201_cuda_in_worker import display, worker_code
 
 
 def insertion_point(ctx, call: ast.Call) -> tuple[int, int, bool] | None:
@@ -117,7 +117,7 @@ class MissingMultiprocessingContext(Rule):
 
         for ref in loader.datasets:
             keys = [r.cls.qualname for r in index.mro(ref)]
-            keys += [fn.fn.qualname for fn, _ in index.worker_functions(ref).values()]
+            keys += [fn.fn.qualname for fn, _ in worker_code(index, ref).values()]
             add(f"dataset `{ref.cls.name}`", keys)
         for arg, targets in index.loader_callables(loader).items():
             for target in targets:
