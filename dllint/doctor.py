@@ -86,6 +86,10 @@ class Machine:
     proc: str = "/proc"
     cgroup_root: str = "/sys/fs/cgroup"
     environ: dict[str, str] | os._Environ = os.environ
+    pid: int | None = None  # --pid: a running job to inspect (fds, limits, workers, CUDA), else this process
+
+    def _proc(self, *parts: str) -> str:
+        return os.path.join(self.proc, str(self.pid) if self.pid else "self", *parts)
 
     def torch(self):
         try:
@@ -103,17 +107,36 @@ class Machine:
         return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
 
     def rlimit_nofile(self) -> tuple[int, int] | None:
+        if self.pid:
+            return parse_limits_nofile(self.read(self._proc("limits")) or "")
         try:
             import resource
         except ImportError:  # Windows
             return None
         return resource.getrlimit(resource.RLIMIT_NOFILE)
 
-    def open_fds(self) -> int | None:
+    def open_fds(self, pid: int | None = None) -> int | None:
+        path = os.path.join(self.proc, str(pid), "fd") if pid else self._proc("fd")
         try:
-            return len(os.listdir(os.path.join(self.proc, "self", "fd")))
+            return len(os.listdir(path))
         except OSError:
             return None
+
+    def children(self) -> list[int]:
+        """Child processes of the inspected process (DataLoader workers among them)."""
+        out: list[int] = []
+        try:
+            tasks = os.listdir(self._proc("task"))
+        except OSError:
+            return out
+        for tid in tasks:
+            text = self.read(self._proc("task", tid, "children")) or ""
+            out.extend(int(x) for x in text.split() if x.isdigit())
+        return sorted(set(out))
+
+    def cmdline(self) -> str:
+        raw = self.read(self._proc("cmdline")) or ""
+        return " ".join(raw.split("\x00")).strip()
 
     def affinity(self) -> int | None:
         try:
@@ -132,6 +155,18 @@ class Machine:
 
 
 # --------------------------------------------------------------------------- readers
+
+
+def parse_limits_nofile(text: str) -> tuple[int, int] | None:
+    """The soft and hard RLIMIT_NOFILE from a /proc/<pid>/limits text (-1 for unlimited)."""
+    for line in text.splitlines():
+        if line.startswith("Max open files"):
+            parts = line[len("Max open files"):].split()
+            if len(parts) >= 2:
+                vals = [-1 if p == "unlimited" else int(p) for p in parts[:2] if p == "unlimited" or p.isdigit()]
+                if len(vals) == 2:
+                    return vals[0], vals[1]
+    return None
 
 
 def cgroup_cpu_limit(m: Machine) -> float | None:
@@ -274,7 +309,9 @@ def check_nofile(m: Machine, plan: Plan) -> Check:
     data = {"soft": soft, "hard": hard, "needed_estimate": need}
     soft_ok = soft == inf or soft < 0 or soft >= need
     hard_ok = hard == inf or hard < 0 or hard >= need
-    text = f"ulimit -n soft {fmt(soft)}, hard {fmt(hard)}; ~{need} needed for {plan.prefetch_factor} prefetch{assumed}"
+    who = f"pid {m.pid}: " if m.pid else ""
+    text = (f"{who}ulimit -n soft {fmt(soft)}, hard {fmt(hard)}; ~{need} needed for {plan.prefetch_factor} "
+            f"prefetch{assumed}")
     if soft_ok:
         return Check("nofile", OK, text, data=data)
     if hard_ok:
@@ -293,18 +330,29 @@ def check_nofile(m: Machine, plan: Plan) -> Check:
 
 def check_open_fds(m: Machine, plan: Plan) -> Check:
     n = m.open_fds()
+    who = f"pid {m.pid}" if m.pid else "this process"
     if n is None:
-        return Check("open-fds", OK, "open descriptors not readable here")
+        return Check("open-fds", WARN if m.pid else OK, f"open descriptors of {who} not readable (permissions?)")
     lim = m.rlimit_nofile()
     soft = lim[0] if lim else -1
-    data = {"open": n, "soft_limit": soft}
+    data: dict[str, Any] = {"pid": m.pid, "open": n, "soft_limit": soft}
+    workers = ""
+    if m.pid:
+        kids = {pid: m.open_fds(pid) for pid in m.children()}
+        data["children"] = kids
+        data["cmdline"] = m.cmdline()
+        if kids:
+            workers = f"; {len(kids)} child process(es) (workers?): " + ", ".join(
+                f"pid {pid} {fds if fds is not None else '?'} fds" for pid, fds in list(kids.items())[:8])
     if soft > 0 and n > soft * 0.5:
         return Check(
-            "open-fds", WARN, f"{n} descriptors open, {n / soft:.0%} of the soft limit {soft}",
-            fix="find the leak (ls -l /proc/<pid>/fd); retained loader tensors are the usual one (DL305)",
+            "open-fds", WARN, f"{who}: {n} descriptors open, {n / soft:.0%} of the soft limit {soft}{workers}",
+            fix=f"find what holds them (ls -l /proc/{m.pid or '<pid>'}/fd); batch tensors kept alive across "
+                "iterations are the usual cause (DL305)",
             rules=["DL305"], data=data,
         )
-    return Check("open-fds", OK, f"{n} descriptors open" + (f" of {soft}" if soft > 0 else ""), data=data)
+    return Check("open-fds", OK, f"{who}: {n} descriptors open" + (f" of {soft}" if soft > 0 else "") + workers,
+                 data=data)
 
 
 def shm_needed(plan: Plan) -> int:
@@ -400,6 +448,18 @@ def check_cuda(m: Machine, plan: Plan) -> Check:
     effective = mp.get_start_method(allow_none=True) or default_start_method(m.platform, m.python)
     data = {"built": built, "initialized": initialized, "in_bad_fork": bad_fork,
             "PYTORCH_NVML_BASED_CUDA_CHECK": nvml, "start_method": effective}
+    if m.pid:
+        maps = m.read(m._proc("maps"))
+        if maps is not None:
+            loaded = "libcuda.so" in maps
+            data["driver_loaded_in_pid"] = loaded
+            if loaded:
+                return Check(
+                    "cuda", OK,
+                    f"the CUDA driver is loaded in pid {m.pid}: workers it starts by fork cannot use CUDA "
+                    "(they must return CPU tensors)", rules=["DL201"], data=data,
+                )
+            return Check("cuda", OK, f"the CUDA driver is not loaded in pid {m.pid}", data=data)
     if not built:
         return Check("cuda", OK, "torch built without CUDA", data=data)
     nvml_text = f"PYTORCH_NVML_BASED_CUDA_CHECK={nvml}" if nvml else "PYTORCH_NVML_BASED_CUDA_CHECK unset"
@@ -547,14 +607,24 @@ def format_checks(checks: list[Check]) -> str:
 @click.option("--prefetch-factor", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.option("--check", "only", multiple=True, type=click.Choice(CHECK_NAMES), help="Run only these checks.")
-def doctor(num_workers: int | None, prefetch_factor: int, as_json: bool, only: tuple[str, ...]) -> None:
+@click.option("--pid", type=click.IntRange(min=1), default=None,
+              help="Inspect a running job (Linux): its fd limits and open fds, its worker processes, "
+                   "whether it loaded the CUDA driver.")
+def doctor(num_workers: int | None, prefetch_factor: int, as_json: bool, only: tuple[str, ...],
+           pid: int | None) -> None:
     """Check this machine for DataLoader trouble: shared memory, fd limits, start method, CPUs, memory.
 
-    Exit status: 0 when nothing fails, 1 when a check fails, 2 when torch is missing.
+    Exit status: 0 when nothing fails, 1 when a check fails, 2 when torch is missing or --pid is not running.
     """
     plan = Plan(num_workers=num_workers, prefetch_factor=prefetch_factor)
+    machine = make_machine()
+    if pid is not None:
+        if not os.path.exists(os.path.join(machine.proc, str(pid))):
+            click.echo(f"dllint doctor: no process {pid} (or no /proc here)", err=True)
+            sys.exit(2)
+        machine.pid = pid
     try:
-        checks = run_checks(make_machine(), plan, list(only) or None)
+        checks = run_checks(machine, plan, list(only) or None)
     except TorchMissing as exc:
         click.echo(f"dllint doctor needs torch, which cannot be imported here ({exc}); "
                    "install torch in this environment (pip install torch)", err=True)

@@ -489,6 +489,9 @@ def _details(text: str) -> dict[str, str]:
     items = re.findall(r"when serializing dict item '([^']+)'", text)
     if items:
         out["attribute"] = ".".join(reversed(items))
+    m = re.search(r"will create (\d+) worker processes", text)
+    if m:
+        out["num_workers"] = m.group(1)
     if re.search(r"popen_spawn|spawn\.py|spawn_main", text):
         out["start_method"] = "spawn"
     elif re.search(r"popen_forkserver|forkserver\.py", text):
@@ -562,6 +565,9 @@ def explain_text(text: str) -> Explanation:
     order = {c.id: i for i, c in enumerate(CAUSES)}
     ranked.sort(key=lambda c: (-c.score, order[c.id]))
     details = _details(norm)
+    if "num_workers" in details:  # make the suggested commands concrete
+        for c in ranked:
+            c.commands = [cmd.replace("--num-workers N", f"--num-workers {details['num_workers']}") for cmd in c.commands]
     if "worker_exception" in details and ranked and ranked[0].id == "error-in-dataset-code":
         ranked[0].why += f" Here the worker raised {details['worker_exception']}."
     return Explanation(causes=ranked, details=details)

@@ -357,3 +357,60 @@ def test_real_64mb_shm_fails_and_a_real_loader_dies_as_explained():
     exp = explain_text(rest)
     assert "No space left on device" in rest
     assert exp.top.id == "shm-too-small" and "shm" in exp.top.doctor_checks
+
+
+LIMITS = """Limit                     Soft Limit           Hard Limit           Units
+Max cpu time              unlimited            unlimited            seconds
+Max open files            1024                 524288               files
+Max locked memory         8388608              8388608              bytes
+"""
+
+
+def test_parse_limits_nofile():
+    assert doc.parse_limits_nofile(LIMITS) == (1024, 524288)
+    assert doc.parse_limits_nofile(LIMITS.replace("1024                 524288", "unlimited unlimited")) == (-1, -1)
+    assert doc.parse_limits_nofile("garbage") is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>")
+def test_pid_inspects_a_running_job():
+    """A 'job' with a low fd limit, 60 open files and one child process."""
+    code = (
+        "import resource, subprocess, sys, time\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (100, 4096))\n"
+        "files = [open('/dev/null') for _ in range(60)]\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+        "child.kill()\n"
+    )
+    job = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert job.stdout.readline().strip() == "ready"
+        res = CliRunner().invoke(doc.doctor, ["--pid", str(job.pid), "--json", "-n", "4",
+                                              "--check", "nofile", "--check", "open-fds", "--check", "cuda"])
+        data = json.loads(res.output)
+        checks = by_name([doc.Check(**c) for c in data["checks"]])
+        assert checks["nofile"].data["soft"] == 100 and checks["nofile"].data["hard"] == 4096
+        assert checks["nofile"].verdict == WARN and checks["nofile"].fix.startswith("ulimit -n 4096")
+        fds = checks["open-fds"]
+        assert fds.verdict == WARN and fds.data["open"] >= 60 and fds.data["pid"] == job.pid
+        assert len(fds.data["children"]) == 1
+        assert checks["cuda"].data["driver_loaded_in_pid"] is False
+        assert res.exit_code == 0
+    finally:
+        for pid in doc.Machine.children(_machine_for(job.pid)):
+            os.kill(pid, 9)
+        job.kill()
+        job.wait()
+
+
+def _machine_for(pid):
+    m = Machine()
+    m.pid = pid
+    return m
+
+
+def test_pid_that_does_not_exist_exits_2():
+    res = CliRunner().invoke(doc.doctor, ["--pid", "4194304"])  # above Linux's pid_max
+    assert res.exit_code == 2

@@ -168,6 +168,13 @@ def test_mangled_texts_keep_their_facts() -> None:
     assert exp.top.id == "too-many-open-files"
 
 
+def test_commands_use_numbers_from_the_text() -> None:
+    exp = explain_text("UserWarning: This DataLoader will create 48 worker processes in total. Our suggested max "
+                       "number of worker in current system is 8")
+    assert exp.top.id == "too-many-workers"
+    assert "dllint doctor --num-workers 48" in exp.top.commands
+
+
 def test_worker_exception_in_user_code_is_recognized() -> None:
     text = (
         "KeyError: Caught KeyError in DataLoader worker process 1.\nOriginal Traceback (most recent call last):\n"
