@@ -1,0 +1,201 @@
+"""The fact cache: same findings cold, warm and after edits; unchanged files are not read; the
+directory ignores itself; `dllint clean`, `--no-cache`, `--cache-dir`; damaged entries are harmless."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dllint.cache import CACHE_DIR, FactCache, RACY_NS
+from dllint.cli import cli
+from projectgen import generate
+
+ARGS = ["check", "--select", "ALL", "--output-format", "concise", "-q", "--no-fix"]
+
+
+def run(work: Path, *extra: str) -> str:
+    old = os.getcwd()
+    os.chdir(work)
+    try:
+        result = CliRunner().invoke(cli, [*ARGS, *extra, "."], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def age(root: Path, seconds: float = 10) -> None:
+    """Backdate every file, as if written a while ago (files modified just now are never
+    remembered by mtime and size, see RACY_NS)."""
+    past = time.time() - seconds
+    for p in root.rglob("*.py"):
+        os.utime(p, (past, past))
+
+
+def analyse(root: Path, cache_dir: Path | None):
+    from dllint.cache import FactCache
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.discover import discover
+    from dllint.engine import Engine
+
+    settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
+    cache = FactCache(str(cache_dir)) if cache_dir else None
+    engine = Engine(settings, project_root, jobs=1, cache=cache)
+    targets = discover([str(root)], project_root, settings.all_excludes, settings.respect_gitignore)
+    return engine.analyse(targets, enabled_codes(settings)), cache
+
+
+def test_cold_warm_and_edited_runs_match_no_cache(tmp_path):
+    generate(str(tmp_path), seed=0, files=120)
+    age(tmp_path)
+    reference = run(tmp_path, "--no-cache")
+    assert reference.strip()
+    assert not (tmp_path / CACHE_DIR).exists()  # --no-cache writes nothing
+    assert run(tmp_path) == reference  # cold: fills the cache
+    assert (tmp_path / CACHE_DIR / "files.pickle").exists()
+    assert run(tmp_path) == reference  # warm
+
+    # an edit in one file changes findings in another: the index is rebuilt from facts
+    config = tmp_path / "proj0" / "config.py"
+    text = config.read_text()
+    flipped = "NUM_WORKERS = 4" if "NUM_WORKERS = 0\n" in text else "NUM_WORKERS = 0"
+    config.write_text(re.sub(r"NUM_WORKERS = \d+", flipped, text))
+    age(tmp_path, 5)
+    edited = run(tmp_path, "--no-cache")
+    assert edited != reference
+    assert run(tmp_path) == edited
+
+    # a hazard removed from a dataset: its finding disappears warm too
+    sets = next(p for p in sorted((tmp_path / "proj0" / "data").glob("sets_*.py")) if "lambda" in p.read_text())
+    sets.write_text(sets.read_text().replace("lambda x: x * 2", "abs"))
+    expected = run(tmp_path, "--no-cache")
+    assert expected != edited
+    assert run(tmp_path) == expected
+
+
+def test_warm_run_reads_only_what_it_needs(tmp_path):
+    generate(str(tmp_path), seed=1, files=80)
+    age(tmp_path)
+    cache_dir = tmp_path / "c"
+    cold, cache = analyse(tmp_path, cache_dir)
+    assert cache.misses > 0 and cache.hits == 0
+    warm, cache = analyse(tmp_path, cache_dir)
+    assert cache.misses == 0 and cache.hits == cold.analysed
+    # unchanged files are not read again, except the few with findings (fixes need their bytes)
+    with_findings = {d.path for d in warm.diagnostics}
+    assert set(warm.sources) == with_findings
+    assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in cold.diagnostics]
+
+    touched = tmp_path / "proj1" / "models" / "mod_0.py"
+    touched.write_text(touched.read_text() + "\n# touched\n")
+    past = time.time() - 5
+    os.utime(touched, (past, past))
+    again, cache = analyse(tmp_path, cache_dir)
+    assert set(again.sources) == with_findings | {str(touched)}
+    assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in cold.diagnostics]
+
+
+def test_same_size_edit_in_the_same_tick_is_seen(tmp_path):
+    generate(str(tmp_path), seed=0, files=40)
+    age(tmp_path)
+    target = next(p for p in sorted((tmp_path / "proj0" / "data").glob("sets_*.py")) if "lambda" in p.read_text())
+    soon = time.time_ns() + 60 * 10**9  # as if written in the same clock tick as the run reads it
+    os.utime(target, ns=(soon, soon))
+    before = run(tmp_path)
+    text = target.read_text()
+    old = "lambda x: x * 2"
+    assert old in text
+    target.write_text(text.replace(old, "abs".ljust(len(old))))  # same size, lambda gone
+    os.utime(target, ns=(soon, soon))  # and the same mtime
+    after = run(tmp_path)
+    assert after == run(tmp_path, "--no-cache")
+    assert after != before  # the DL103 finding on the lambda is gone
+
+
+def test_racy_entries_are_not_remembered(tmp_path):
+    cache = FactCache(str(tmp_path / "c"))
+    path = tmp_path / "f.py"
+    path.write_text("x = 1\n")
+    st = path.stat()
+    cache.remember(str(path), st, b"h" * 16)
+    assert cache.lookup(str(path), st) is None  # modified within RACY_NS: not trusted
+    old = time.time_ns() - 2 * RACY_NS
+    os.utime(path, ns=(old, old))
+    st = path.stat()
+    cache.remember(str(path), st, b"h" * 16)
+    assert cache.lookup(str(path), st) is not None
+
+
+def test_cache_dir_ignores_itself_and_clean_removes_it(tmp_path):
+    generate(str(tmp_path), seed=0, files=30)
+    run(tmp_path)
+    cache_dir = tmp_path / CACHE_DIR
+    assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(cli, ["clean"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0
+    assert not cache_dir.exists()
+
+
+def test_cache_dir_option(tmp_path):
+    generate(str(tmp_path / "p"), seed=0, files=30)
+    elsewhere = tmp_path / "elsewhere"
+    out = run(tmp_path / "p", "--cache-dir", str(elsewhere))
+    assert (elsewhere / "files.pickle").exists()
+    assert not (tmp_path / "p" / CACHE_DIR).exists()
+    assert run(tmp_path / "p", "--cache-dir", str(elsewhere)) == out
+
+
+def test_damaged_cache_is_ignored(tmp_path):
+    generate(str(tmp_path), seed=1, files=40)
+    age(tmp_path)
+    reference = run(tmp_path, "--no-cache")
+    run(tmp_path)
+    cache_dir = tmp_path / CACHE_DIR
+    entries = [p for p in (cache_dir / "facts").rglob("*") if p.is_file()]
+    assert entries
+    for p in entries[::2]:
+        p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])  # torn
+    for p in entries[1::2]:
+        p.write_bytes(b"not a pickle")
+    assert run(tmp_path) == reference
+    (cache_dir / "files.pickle").write_bytes(b"\x80garbage")
+    assert run(tmp_path) == reference
+
+
+def test_key_depends_on_settings_and_code(tmp_path):
+    cache = FactCache(str(tmp_path))
+    base = cache.facts_key(b"h" * 16, "/p/a.py", "a", "/p", False)
+    assert cache.facts_key(b"i" * 16, "/p/a.py", "a", "/p", False) != base  # content
+    assert cache.facts_key(b"h" * 16, "/p/b.py", "a", "/p", False) != base  # path
+    assert cache.facts_key(b"h" * 16, "/p/a.py", "pkg.a", "/", False) != base  # module and root
+    cache.settings_key = "['my.Loader']"
+    assert cache.facts_key(b"h" * 16, "/p/a.py", "a", "/p", False) != base  # configured loaders
+    cache.settings_key = ""
+    cache.fingerprint = "another dllint"
+    assert cache.facts_key(b"h" * 16, "/p/a.py", "a", "/p", False) != base  # code / version
+
+
+def test_index_from_another_dllint_is_not_used(tmp_path):
+    cache = FactCache(str(tmp_path))
+    path = tmp_path / "f.py"
+    path.write_text("x = 1\n")
+    old = time.time_ns() - 2 * RACY_NS
+    os.utime(path, ns=(old, old))
+    cache.remember(str(path), path.stat(), b"h" * 16)
+    cache.save()
+    assert FactCache(str(tmp_path)).lookup(str(path), path.stat()) is not None
+    stored = pickle.loads((tmp_path / "files.pickle").read_bytes())
+    stored["fingerprint"] = (stored["fingerprint"][0], "older code")
+    (tmp_path / "files.pickle").write_bytes(pickle.dumps(stored))
+    assert FactCache(str(tmp_path)).lookup(str(path), path.stat()) is None
