@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from dllint.facts.context import FUNC_TYPES
+from dllint.index import FuncRef
 from dllint.model import Diagnostic, Edit, Fix
 from dllint.rules.base import Rule
 
@@ -320,6 +321,17 @@ def _concatenated_after(ctx, loop: ast.AST, root: str) -> bool:
     return False
 
 
+def _param_source(ctx, node: ast.AST):
+    """("param", function qualname, name) for a parameter the function never rebinds."""
+    if not isinstance(node, ast.Name):
+        return None
+    scope = ctx.scope_of(node)
+    binding = scope.bindings.get(node.id) if scope.kind == "function" else None
+    if binding is None or binding.kind != "param" or binding.values:
+        return None
+    return ("param", scope.qualname, node.id)
+
+
 def extract_loops(ctx) -> list[dict]:
     out = []
     for node in ast.walk(ctx.tree):
@@ -328,7 +340,7 @@ def extract_loops(ctx) -> list[dict]:
         source_node, target = unwrap_iter(ctx, node.iter, node.target)
         if target is None:
             continue
-        source = loop_source(ctx, source_node)
+        source = loop_source(ctx, source_node) or _param_source(ctx, source_node)
         if source is None:
             continue
         sinks = _LoopScan(ctx, node, target).run()
@@ -514,6 +526,67 @@ class LoaderTensorsRetained(Rule):
             """,
     }
 
+    def _caller_map(self, project) -> dict:
+        """Callee function key -> [(caller facts, [(position or keyword, loop source)])], from the
+        calls DL303's extract records (arguments that name a variable built by a call)."""
+        if self._callers is not None:
+            return self._callers
+        index = project.index
+        out: dict = {}
+        for facts in project.files.values():
+            payload = facts.payloads.get("DL303")
+            if not payload:
+                continue
+            calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
+            for entry in payload["functions"].values():
+                calls.extend(entry.get("passes", ()))
+            for callee, args in calls:
+                if not args:
+                    continue
+                found = index.resolve(callee, facts.root)
+                if isinstance(found, FuncRef):
+                    out.setdefault(found.key, []).append((facts, args, callee))
+        self._callers = out
+        return out
+
+    def _passed_loader(self, project, facts, source) -> str | None:
+        """How a worker-backed loader reaches a parameter loop: through a call that passes one."""
+        _kind, qualname, name = source
+        fn = facts.functions.get(qualname)
+        if fn is None or name not in fn.params:
+            return None
+        params = list(fn.params)
+        if fn.cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        for caller, args, callee in self._caller_map(project).get((facts.path, qualname), ()):
+            for pos, arg_source in args:
+                param = params[pos] if isinstance(pos, int) and pos < len(params) else pos
+                if param != name:
+                    continue
+                loaders = loaders_for(project.index, caller, tuple(arg_source))
+                verdicts = [effective_workers(project, ld) for ld in loaders]
+                if loaders and all(v == "yes" for v, _ in verdicts):
+                    return f"passed by `{callee.rsplit('.', 1)[-1]}(...)` with {verdicts[0][1]}"
+        return None
+
+    def wants(self, index) -> set[str]:
+        """Functions a worker-backed loader is passed to: their loops may keep its batches."""
+        names: set[str] = set()
+        for facts in list(index.files.values()):
+            payload = facts.payloads.get("DL303")
+            if not payload:
+                continue
+            calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
+            for entry in payload["functions"].values():
+                calls.extend(entry.get("passes", ()))
+            for callee, args in calls:
+                for _pos, source in args:
+                    loaders = loaders_for(index, facts, tuple(source))
+                    if loaders and all(effective_workers(index, ld)[0] == "yes" for ld in loaders):
+                        names.add(callee.rsplit(".", 1)[-1])
+                        break
+        return names
+
     def extract(self, ctx):
         loops = extract_loops(ctx)
         defaults = argparse_workers(ctx)
@@ -521,13 +594,21 @@ class LoaderTensorsRetained(Rule):
 
     def check(self, project):
         index = project.index
+        self._callers = None
         for facts, payload in project.payloads(self.code):
             for loop in payload["loops"]:
-                loaders = loaders_for(index, facts, tuple(loop["source"]))
-                verdicts = [effective_workers(project, ld) for ld in loaders]
-                if not loaders or any(v != "yes" for v, _ in verdicts):
-                    continue
-                shown = verdicts[0][1]
+                source = tuple(loop["source"])
+                if source[0] == "param":
+                    found = self._passed_loader(project, facts, source)
+                    if found is None:
+                        continue
+                    shown = found
+                else:
+                    loaders = loaders_for(index, facts, source)
+                    verdicts = [effective_workers(project, ld) for ld in loaders]
+                    if not loaders or any(v != "yes" for v, _ in verdicts):
+                        continue
+                    shown = verdicts[0][1]
                 for sink in loop["sinks"]:
                     fix = None
                     if sink["clone"]:
