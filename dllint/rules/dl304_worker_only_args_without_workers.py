@@ -85,6 +85,22 @@ def _guarded(ctx, call: ast.Call, nw_text: str) -> bool:
     return False
 
 
+def _positive_const(node) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 1
+
+
+def _positive(ctx, node) -> bool:
+    """Expressions that cannot be 0: ``max(n, 1)``, ``n or 4``, ``cpu_count()``."""
+    if isinstance(node, ast.Call):
+        name = ctx.call_name(node)
+        if name == "builtins.max" and any(_positive_const(a) for a in node.args):
+            return True
+        return name in CPU_COUNT
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return _positive_const(node.values[-1])
+    return False
+
+
 def extract_calls(ctx) -> dict:
     """Per call with a worker-only keyword: positions for fixes, keyed by the call's position."""
     out: dict[tuple[int, int], dict] = {}
@@ -101,6 +117,7 @@ def extract_calls(ctx) -> dict:
                 nw_node = None
         nw_text = ctx.segment(nw_node, 200) if nw_node is not None else None
         entry = {
+            "nw_positive": _positive(ctx, nw_node),
             "nw_text": nw_text,
             "nw_simple": isinstance(nw_node, (ast.Name, ast.Attribute, ast.Constant)),
             "nw_literal": isinstance(nw_node, ast.Constant),
@@ -273,7 +290,7 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
                 nw_desc = f"num_workers=`{entry['nw_text'] or nw_value.text}` (= 0)"
             status = "zero"
         elif loader.workers == "maybe":
-            if entry["nw_text"] is None or entry["guarded"] or surely_positive(nw_value):
+            if entry["nw_text"] is None or entry["guarded"] or entry.get("nw_positive") or surely_positive(nw_value):
                 return
             status, nw_desc = "maybe", f"num_workers=`{entry['nw_text']}` may be 0"
         else:
