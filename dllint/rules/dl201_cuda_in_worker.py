@@ -72,11 +72,21 @@ def device_kind(ctx, node, depth: int = 0) -> str | None:
         if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("cuda"):
             return CUDA
         return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)):
+        # "cuda:%d" % rank, "cuda:" + str(rank)
+        left = node.left
+        if isinstance(left, ast.Constant) and isinstance(left.value, str) and left.value.startswith("cuda:"):
+            return CUDA
+        return None
     if isinstance(node, ast.IfExp):
         return _combine([device_kind(ctx, node.body, depth + 1), device_kind(ctx, node.orelse, depth + 1)])
     if isinstance(node, ast.BoolOp):
         return _combine(device_kind(ctx, v, depth + 1) for v in node.values)
     if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant):
+            text = func.value.value  # "cuda:{}".format(rank)
+            return CUDA if isinstance(text, str) and text.startswith("cuda:") else None
         if ctx.call_name(node) == "torch.device":
             arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "type"), None)
             return device_kind(ctx, arg, depth + 1)
