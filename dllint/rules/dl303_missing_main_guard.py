@@ -25,6 +25,9 @@ from dllint.rules.dl305_loader_tensors_retained import effective_workers, loader
 CONSUMERS = frozenset({"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple", "builtins.enumerate", "builtins.zip", "builtins.sorted"})
 CONSUMER_NAMES = frozenset(c.rsplit(".", 1)[1] for c in CONSUMERS)
 MAX_CALL_DEPTH = 5
+TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
+FIT_METHODS = frozenset({"fit", "validate", "test", "predict"})
+LIGHTNING_HOOKS = ("train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader")
 
 SPAWN_LIKE = ("spawn", "forkserver")
 WHY = {
@@ -129,6 +132,32 @@ def _calls_with_args(ctx, nodes) -> list:
     return out
 
 
+def _trainer_call(ctx, call: ast.Call) -> dict | None:
+    """``trainer.fit(model, loader)`` where ``trainer = lightning.Trainer(...)``: what it is given
+    (loaders by name, and the classes of objects built at module level, whose *_dataloader()
+    methods Lightning calls)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in FIT_METHODS and isinstance(func.value, ast.Name)):
+        return None
+    binding = ctx.lookup(func.value.id, ctx.scope_of(func.value))
+    if binding is None or binding.kind != "local" or len(binding.values) != 1:
+        return None
+    made = binding.values[0]
+    if not (isinstance(made, ast.Call) and ctx.call_name(made) in TRAINERS):
+        return None
+    sources, classes = [], []
+    for arg in (*call.args, *(k.value for k in call.keywords)):
+        if isinstance(arg, ast.Name):
+            source = loop_source(ctx, arg)
+            if source is not None:
+                sources.append(source)
+            value = ctx.value(arg)
+            for alt in value.alternatives():
+                if alt.kind == "call" and alt.ref:
+                    classes.append(alt.ref)
+    return {"kind": "trainer", "sources": sources, "classes": classes, "span": ctx.span(call), "text": ctx.segment(func, 60)}
+
+
 def extract_starts(ctx) -> dict:
     module_sites = []  # what module-level code iterates or calls, in source order
     for stmt in _module_statements(ctx.tree):
@@ -142,6 +171,10 @@ def extract_starts(ctx) -> dict:
                     module_sites.append({"kind": "iter", "source": source, "span": span, "text": ctx.segment(src, 60)})
         for node in nodes:
             if isinstance(node, ast.Call):
+                trainer = _trainer_call(ctx, node)
+                if trainer is not None:
+                    module_sites.append(trainer)
+                    continue
                 callee = ctx.call_name(node)
                 if callee and not callee.startswith("builtins."):
                     module_sites.append(
@@ -267,11 +300,29 @@ class MissingMainGuard(Rule):
             return [ld for ld in self._file_loaders(index, facts) if (ld.call.span.row, ld.call.span.col) == tuple(site["call"]) and self._yes(ld)]
         if site["kind"] == "iter":
             return self._source_loaders(index, facts, tuple(site["source"]))
+        if site["kind"] == "trainer":
+            return self._trainer_loaders(index, facts, site)
         found = index.resolve(site["callee"], facts.root)
         if not isinstance(found, FuncRef):
             return []
         out = list(self._function_loaders(index, project, found, 0, frozenset()))
         out.extend(self._passed_loaders(index, project, facts, found, site["args"]))
+        return out
+
+    def _trainer_loaders(self, index, facts, site) -> list:
+        out = []
+        for source in site["sources"]:
+            out.extend(self._source_loaders(index, facts, tuple(source)))
+        for qualname in site["classes"]:
+            ref = index.resolve_class(qualname, facts.root)
+            if ref is None:
+                continue
+            for hook in LIGHTNING_HOOKS:
+                method = index.find_method(ref, hook)
+                if method is None:
+                    continue
+                loaders = [ld for ld in self._file_loaders(index, method.file) if ld.call.scope == method.fn.qualname]
+                out.extend(ld for ld in loaders if self._yes(ld))
         return out
 
     def _passed_loaders(self, index, project, facts, callee: FuncRef, args) -> list:
@@ -381,7 +432,7 @@ class MissingMainGuard(Rule):
         loader = loaders[0]
         nw_text = effective_workers(self._project, loader)[1]
         where = "" if loader.file.path == facts.path else f" (in {loader.file.module})"
-        if site["kind"] == "call":
+        if site["kind"] in ("call", "trainer"):
             what = f"`{site['text']}()` starts DataLoader workers{where} ({nw_text})"
         else:
             what = f"Iterating `{site['text']}` starts DataLoader workers ({nw_text})"
