@@ -210,12 +210,16 @@ class Target:
     worker_init_fn: Callable | None
     batch_size: int | None
     from_loader: bool
+    batch_sampler: Any = None  # a DataLoader's own batch_sampler (its batch_size is None then)
 
 
 def resolve(obj: Any, batch_size: int | None) -> Target:
     torch = _torch()
     DataLoader = torch.utils.data.DataLoader
     if isinstance(obj, DataLoader):
+        if batch_size is None and obj.batch_size is None and obj.batch_sampler is not None:
+            # a custom batch_sampler: keep it, its collate_fn expects its batches
+            return Target(obj.dataset, obj.collate_fn, obj.worker_init_fn, None, True, obj.batch_sampler)
         bs = batch_size if batch_size is not None else obj.batch_size
         return Target(obj.dataset, obj.collate_fn, obj.worker_init_fn, bs, True)
     if hasattr(obj, "__getitem__") or hasattr(obj, "__iter__"):
@@ -591,10 +595,13 @@ def measure_memory(target: Target, report: ProbeReport, workers: int, batches: i
     kwargs: dict[str, Any] = {}
     if target.collate_fn is not None:
         kwargs["collate_fn"] = target.collate_fn
+    if target.batch_sampler is not None and not iterable:
+        kwargs["batch_sampler"] = target.batch_sampler
+    else:
+        kwargs.update(batch_size=target.batch_size, shuffle=False)
     loader = torch.utils.data.DataLoader(
-        wrapped, batch_size=target.batch_size, shuffle=False, num_workers=workers,
-        worker_init_fn=_InitHook(pids, base, target.worker_init_fn), multiprocessing_context=ctx,
-        timeout=max(120.0, (seconds or 0) * 2), **kwargs,
+        wrapped, num_workers=workers, worker_init_fn=_InitHook(pids, base, target.worker_init_fn),
+        multiprocessing_context=ctx, timeout=max(120.0, (seconds or 0) * 2), **kwargs,
     )
     samples: dict[int, list[tuple[float, int, int]]] = {w: [] for w in range(workers)}
 
@@ -881,8 +888,10 @@ def run_probe(spec_or_obj: Any, workers: int = 2, batches: int | None = None, se
     if "duplicates" in checks and iterable:
         guarded("DL202", "iterating in workers", lambda: duplicates_finding(target, workers))
     if target.from_loader:
-        report.notes.append("probed the DataLoader's dataset, collate_fn, worker_init_fn and batch_size with "
-                            f"{workers} fork workers (its own sampler, context and worker count are not used)")
+        used = "batch_sampler" if target.batch_sampler is not None else "batch_size"
+        report.notes.append(f"probed the DataLoader's dataset, collate_fn, worker_init_fn and {used} with "
+                            f"{workers} fork workers (its own context and worker count are not used"
+                            + (")" if target.batch_sampler is not None else "; nor its sampler: items in order)"))
     return report
 
 

@@ -101,6 +101,14 @@ def test_short_run_is_inconclusive_or_projected():
 
 
 @linux_only
+def test_loader_with_its_own_batch_sampler():
+    r = run("batch_sampler_loader", checks=("memory",), seconds=60)
+    assert r.batches_read == -(-500_000 // 4096) and r.epoch_done
+    assert finding(r, "DL101").status == CONFIRMED
+    assert "batch_sampler" in r.notes[0]
+
+
+@linux_only
 def test_cli_batches_without_seconds():
     res = cli(f"{FIX}:copy_on_read_list", "-k", "3", "--skip", "rng", "--skip", "pickle", "--json")
     data = json.loads(res.stdout)
