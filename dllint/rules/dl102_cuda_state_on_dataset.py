@@ -55,6 +55,18 @@ def cuda_value(ctx, node, depth: int = 0):
             return f"`{ctx.segment(node, 50)}` without `map_location`", MAYBE, point
         kind = device_kind(ctx, location)
         return (f"`{ctx.segment(node, 50)}`", kind, None) if kind else None
+    if isinstance(func, ast.Attribute) and ctx.is_self_attr(func):
+        # self._make() building the value in a method of the same class: what it returns
+        method = ctx.method_of(node)
+        target = method.cls.methods.get(func.attr) if method is not None else None
+        info = ctx.func_by_node.get(id(target)) if target is not None else None
+        if info is not None:
+            for sub in ctx.walk_function(info.node):
+                if isinstance(sub, ast.Return):
+                    found = cuda_value(ctx, sub.value, depth + 1)
+                    if found:
+                        return found
+            return None
     if isinstance(func, ast.Attribute) and not _imported_receiver(ctx, func):
         if func.attr == "cuda":
             return f"`{ctx.segment(node, 50)}`", CUDA, None
@@ -138,27 +150,58 @@ class CudaStateOnDataset(Rule):
             if fn is None or not fn.self_name:
                 continue
             found = []
-            for node in ctx.walk_function(fn.node):
-                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    attrs = [t.attr for t in targets if ctx.is_self_attr(t, fn)]
-                    if attrs:
-                        hit = cuda_value(ctx, node.value)
-                        if hit:
-                            for attr in attrs:
-                                found.append((attr, *hit, ctx.span(node.value)))
-                elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-                    # self.model.cuda() / self.model.to("cuda"): a module moved in place
-                    call = node.value
-                    if isinstance(call.func, ast.Attribute) and call.func.attr in ("cuda", "to"):
-                        target = call.func.value
-                        if ctx.is_self_attr(target, fn):
-                            hit = cuda_value(ctx, call)
-                            if hit:
-                                found.append((target.attr, *hit, ctx.span(call)))
+            for fn in self._init_methods(ctx, info, fn):
+                found.extend(self._cuda_assignments(ctx, fn))
             if found:
                 out[info.qualname] = found
         return out or None
+
+    @staticmethod
+    def _init_methods(ctx, info, init):
+        """``__init__`` and the methods of the same class it calls as ``self.m()`` (two levels):
+        ``self._load()`` filling attributes is still construction, in the main process."""
+        chosen = [init]
+        frontier = [init]
+        for _ in range(2):
+            nxt = []
+            for fn in frontier:
+                for node in ctx.walk_function(fn.node):
+                    if (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and ctx.is_self_attr(node.func, fn)
+                        and node.func.attr in info.methods
+                        and node.func.attr not in ("__getitem__", "__iter__", "__next__", "__getitems__")
+                    ):
+                        method = ctx.func_by_node.get(id(info.methods[node.func.attr]))
+                        if method is not None and method.self_name and all(m is not method for m in chosen):
+                            chosen.append(method)
+                            nxt.append(method)
+            frontier = nxt
+        return chosen
+
+    @staticmethod
+    def _cuda_assignments(ctx, fn):
+        found = []
+        for node in ctx.walk_function(fn.node):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                attrs = [t.attr for t in targets if ctx.is_self_attr(t, fn)]
+                if attrs:
+                    hit = cuda_value(ctx, node.value)
+                    if hit:
+                        for attr in attrs:
+                            found.append((attr, *hit, ctx.span(node.value)))
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                # self.model.cuda() / self.model.to("cuda"): a module moved in place
+                call = node.value
+                if isinstance(call.func, ast.Attribute) and call.func.attr in ("cuda", "to"):
+                    target = call.func.value
+                    if ctx.is_self_attr(target, fn):
+                        hit = cuda_value(ctx, call)
+                        if hit:
+                            found.append((target.attr, *hit, ctx.span(call)))
+        return found
 
     def _sites(self, project):
         """{(path, span): [attr, what, kind, point, uses, readers]}"""
