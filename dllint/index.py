@@ -184,6 +184,13 @@ class ProjectIndex:
 
     def mro(self, ref: ClassRef) -> list[ClassRef]:
         """The class and its project ancestors, depth-first left-to-right without repeats."""
+        memo = self.__dict__.setdefault("_mro_memo", {})  # facts do not change under an index
+        found = memo.get(ref.key)
+        if found is None:
+            found = memo[ref.key] = self._mro(ref)
+        return list(found)
+
+    def _mro(self, ref: ClassRef) -> list[ClassRef]:
         out: list[ClassRef] = []
         seen: set = set()
 
@@ -216,7 +223,14 @@ class ProjectIndex:
         return None
 
     def subclasses_of(self, ref: ClassRef) -> list[ClassRef]:
-        return [c for c in self.classes() if c.key != ref.key and any(m.key == ref.key for m in self.mro(c))]
+        subclasses = self.__dict__.get("_subclasses")
+        if subclasses is None:  # one pass over all classes instead of one per call
+            subclasses = self.__dict__["_subclasses"] = {}
+            for c in self.classes():
+                for m in self.mro(c):
+                    if m.key != c.key:
+                        subclasses.setdefault(m.key, {}).setdefault(c.key, c)
+        return list(subclasses.get(ref.key, {}).values())
 
     def is_dataset(self, ref: ClassRef) -> bool:
         key = ref.key
