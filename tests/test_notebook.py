@@ -334,5 +334,11 @@ def test_runtime_importable_dataset_works_under_spawn(tmp_path):
     proc = _run([str(script)], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[0, 1, 4, 9]"
+    # and under forkserver (Python 3.14's Linux default), which preloads the script as __mp_main__
+    forkserver = tmp_path / "toplevel_forkserver.py"
+    forkserver.write_text(script.read_text().replace('"spawn"', '"forkserver"'))
+    proc = _run([str(forkserver)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[0, 1, 4, 9]"
     (tmp_path / ".git").mkdir()
-    assert lint(tmp_path, "toplevel.py") == (0, "")
+    assert lint(tmp_path, "toplevel.py", "toplevel_forkserver.py") == (0, "")
