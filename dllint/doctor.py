@@ -501,9 +501,11 @@ def check_cpus(m: Machine, plan: Plan) -> Check:
     if usable is None:
         return Check("cpus", OK, "CPU count not readable", data=data)
     if plan.num_workers is not None:
-        if plan.num_workers > 2 * usable:
+        if plan.num_workers > 4 * usable:
             return Check(
-                "cpus", FAIL, f"{text}: --num-workers {plan.num_workers} is more than twice the usable CPUs",
+                "cpus", FAIL,
+                f"{text}: --num-workers {plan.num_workers} is more than 4x the usable CPUs (torch warns the loader "
+                "may run slow or even freeze)",
                 fix=f"use num_workers <= {max(1, usable - 1)} per process (and divide by the ranks per machine)",
                 rules=["DL308"], data=data,
             )

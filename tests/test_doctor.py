@@ -217,7 +217,8 @@ def test_cpus_against_num_workers(m):
     m.aff, m.ncpu = 4, 4
     assert doc.check_cpus(m, Plan(num_workers=3)).verdict == OK
     assert doc.check_cpus(m, Plan(num_workers=6)).verdict == WARN
-    c = doc.check_cpus(m, Plan(num_workers=16))
+    assert doc.check_cpus(m, Plan(num_workers=16)).verdict == WARN
+    c = doc.check_cpus(m, Plan(num_workers=17))
     assert c.verdict == FAIL and c.rules == ["DL308"]
 
 
@@ -227,7 +228,8 @@ def test_cpus_cgroup_v2_quota(m):
     c = doc.check_cpus(m, Plan())
     assert c.data["usable"] == 2 and c.data["cgroup_quota"] == 2.0
     assert c.verdict == WARN and "os.cpu_count() overstates" in c.message
-    assert doc.check_cpus(m, Plan(num_workers=8)).verdict == FAIL
+    assert doc.check_cpus(m, Plan(num_workers=8)).verdict == WARN
+    assert doc.check_cpus(m, Plan(num_workers=9)).verdict == FAIL
     m.files[os.path.join(m.cgroup_root, "cpu.max")] = "max 100000\n"
     assert doc.check_cpus(m, Plan()).data["usable"] == 64
 
