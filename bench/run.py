@@ -1,0 +1,309 @@
+"""dllint beside ruff: cold, warm, one file touched; median and spread, peak memory, files and lines
+per second, ratios; a scaling run (the tree, and the tree twice). See bench/README.md.
+
+    python bench/run.py                 # the installed torch package + a generated typical project
+    python bench/run.py PATH [PATH...]  # any trees
+    python bench/run.py --runs 7 --no-generated --no-scaling
+
+Each tree is copied (its .py/.pyi files only) under a scratch directory with a ``.git`` marker, so
+that directory is the project root for both tools, the cache lands there and the original is never
+touched. Within a round the commands alternate: ruff, dllint cold (cache deleted first), dllint warm
+(cache present, nothing changed), dllint after one file changed (a comment appended to a file the
+pre-filter selects). Wall time is measured around the process; peak memory is the largest sum of
+the resident sizes of the process tree, sampled every 10 ms (and the kernel's max RSS of the
+largest single process, from wait4). Writes bench/results/<timestamp>.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def torch_dir() -> str | None:
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def copy_tree(src: str, dest: str) -> tuple[int, int]:
+    """Copy the .py/.pyi files of ``src`` to ``dest``; (files, lines)."""
+    files = lines = 0
+    for directory, dirs, names in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in names:
+            if not name.endswith((".py", ".pyi")):
+                continue
+            rel = os.path.relpath(os.path.join(directory, name), src)
+            target = os.path.join(dest, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(os.path.join(directory, name), target)
+            with open(target, "rb") as fh:
+                lines += fh.read().count(b"\n")
+            files += 1
+    return files, lines
+
+
+def make_root(path: str) -> None:
+    os.makedirs(os.path.join(path, ".git"), exist_ok=True)  # the project root for both tools
+
+
+# ---------------------------------------------------------------------------- measuring
+
+
+def _tree_rss(root_pid: int) -> int:
+    """Sum of the resident sizes of ``root_pid`` and its descendants (Linux /proc), in bytes."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+            with open(f"/proc/{entry}/statm", "rb") as fh:
+                pages = int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        rss[int(entry)] = pages * PAGE
+    total, todo = 0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total
+
+
+def measure(cmd: list[str], cwd: str, env: dict | None = None) -> dict:
+    """Run ``cmd``; wall seconds, peak memory (sampled tree sum, and wait4's max RSS), output."""
+    out = tempfile.TemporaryFile()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            try:
+                peak[0] = max(peak[0], _tree_rss(proc.pid))
+            except OSError:
+                pass
+            done.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    if os.path.isdir("/proc"):
+        sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    done.set()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out.seek(0)
+    text = out.read().decode("utf-8", errors="replace")
+    maxrss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    return {"wall": wall, "rc": proc.returncode, "peak_tree": peak[0], "maxrss": maxrss, "output": text}
+
+
+def summary(values: list[float]) -> dict:
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "runs": values,
+    }
+
+
+def pick_touch_file(root: str, dllint: list[str]) -> str | None:
+    """A file the pre-filter selects (the expensive kind of change): one mentioning DataLoader."""
+    best = None
+    for directory, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                if b"DataLoader" in data or b"Dataset" in data:
+                    return path
+                best = best or path
+    return best
+
+
+def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list[str]) -> dict:
+    cache = os.path.join(root, ".dllint_cache")
+    check = [*dllint, "check", "--select", "ALL", "--output-format", "concise", "-q", "--exit-zero"]
+    if args.jobs:
+        check += ["--jobs", str(args.jobs)]
+    ruff = [args.ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."]
+    touch = pick_touch_file(root, dllint)
+    results: dict[str, list[dict]] = {"ruff": [], "cold": [], "warm": [], "touched": []}
+    outputs: dict[str, set[str]] = {"cold": set(), "warm": set(), "touched": set()}
+    if args.warmup:  # page cache and Python's .pyc files, not measured
+        subprocess.run([*check, "--no-cache", "."], cwd=root, capture_output=True)
+        subprocess.run(ruff, cwd=root, capture_output=True)
+    for i in range(args.runs):
+        print(f"  [{label}] round {i + 1}/{args.runs}", file=sys.stderr, flush=True)
+        results["ruff"].append(measure(ruff, root))
+        shutil.rmtree(cache, ignore_errors=True)
+        results["cold"].append(measure([*check, "."], root))
+        results["warm"].append(measure([*check, "."], root))
+        if touch:
+            with open(touch, "ab") as fh:
+                fh.write(f"# bench edit {i} {time.time_ns()}\n".encode())
+            results["touched"].append(measure([*check, "."], root))
+        for kind in outputs:
+            if results[kind]:
+                outputs[kind].add(results[kind][-1]["output"].replace(f"# bench edit {i}", ""))
+    report = {"label": label, "root": root, "files": files, "lines": lines, "touched_file": touch}
+    for kind, runs in results.items():
+        if not runs:
+            continue
+        walls = [r["wall"] for r in runs]
+        report[kind] = {
+            "wall": summary(walls),
+            "peak_tree_mb": max(r["peak_tree"] for r in runs) / 2**20,
+            "maxrss_mb": max(r["maxrss"] for r in runs) / 2**20,
+            "files_per_s": files / statistics.median(walls),
+            "lines_per_s": lines / statistics.median(walls),
+            "exit_codes": sorted({r["rc"] for r in runs}),
+        }
+    ruff_median = report["ruff"]["wall"]["median"]
+    report["ratios"] = {k: report[k]["wall"]["median"] / ruff_median for k in ("cold", "warm", "touched") if k in report}
+    report["findings"] = len([l for l in results["cold"][-1]["output"].splitlines() if l.strip()])
+    report["cold_equals_warm"] = outputs["cold"] == outputs["warm"] and len(outputs["cold"]) == 1
+    return report
+
+
+def scaling(label: str, src: str, work: str, args, dllint: list[str]) -> dict:
+    """Cold time on the tree and on the tree twice (two copies under two roots of one project)."""
+    once = os.path.join(work, "scale-once")
+    twice = os.path.join(work, "scale-twice")
+    make_root(once)
+    make_root(twice)
+    name = os.path.basename(src.rstrip(os.sep))
+    copy_tree(src, os.path.join(once, name))
+    copy_tree(src, os.path.join(twice, "a", name))
+    copy_tree(src, os.path.join(twice, "b", name))
+    check = [*dllint, "check", "--select", "ALL", "-q", "--exit-zero", "--no-cache", "."]
+    if args.jobs:
+        check[-1:-1] = ["--jobs", str(args.jobs)]
+    t1: list[float] = []
+    t2: list[float] = []
+    for _ in range(max(1, args.scaling_runs)):
+        t1.append(measure(check, once)["wall"])
+        t2.append(measure(check, twice)["wall"])
+    m1, m2 = statistics.median(t1), statistics.median(t2)
+    return {"label": label, "once": summary(t1), "twice": summary(t2), "ratio": m2 / m1, "at_most_linear": m2 <= 2 * m1 * 1.1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", help="trees to benchmark (default: the installed torch package)")
+    parser.add_argument("--runs", type=int, default=5, help="rounds per tree (default 5)")
+    parser.add_argument("--generated", type=int, default=300, help="files in the generated project (0: none)")
+    parser.add_argument("--no-generated", action="store_true", help="skip the generated project")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-scaling", action="store_true", help="skip the scaling run")
+    parser.add_argument("--scaling-runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=None, help="pass --jobs to dllint")
+    parser.add_argument("--ruff", default=shutil.which("ruff") or "ruff")
+    parser.add_argument("--dllint", default=f"{sys.executable} -m dllint", help="the dllint command")
+    parser.add_argument("--no-warmup", dest="warmup", action="store_false")
+    parser.add_argument("--out", default=None, help="JSON result path (default bench/results/<time>.json)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    args = parser.parse_args(argv)
+    dllint = args.dllint.split()
+
+    trees: list[tuple[str, str]] = []
+    for p in args.paths:
+        trees.append((os.path.basename(os.path.abspath(p).rstrip(os.sep)), os.path.abspath(p)))
+    if not args.paths:
+        t = torch_dir()
+        if t:
+            trees.append(("torch", t))
+        else:
+            print("torch is not installed: give a PATH", file=sys.stderr)
+    work = tempfile.mkdtemp(prefix="dllint-bench-")
+    reports, scales = [], []
+    try:
+        for label, src in trees:
+            root = os.path.join(work, "trees", label)
+            make_root(root)
+            files, lines = copy_tree(src, os.path.join(root, label))
+            reports.append(bench_tree(label, root, files, lines, args, dllint))
+        if not args.no_generated and args.generated > 0:
+            sys.path.insert(0, os.path.join(REPO, "tests"))
+            from projectgen import count_lines, generate
+
+            root = os.path.join(work, "trees", "generated")
+            rels = generate(root, seed=args.seed, files=args.generated)
+            reports.append(bench_tree(f"generated-{args.generated}", root, len(rels), count_lines(root, rels), args, dllint))
+        if not args.no_scaling and trees:
+            label, src = trees[0]
+            scales.append(scaling(label, src, work, args, dllint))
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+    result = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()},
+        "ruff": subprocess.run([args.ruff, "--version"], capture_output=True, text=True).stdout.strip(),
+        "dllint": args.dllint,
+        "runs": args.runs,
+        "trees": reports,
+        "scaling": scales,
+    }
+    out = args.out or os.path.join(HERE, "results", time.strftime("%Y%m%d-%H%M%S") + ".json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=2)
+    print_table(result)
+    print(f"\nwritten {out}")
+    return 0
+
+
+def print_table(result: dict) -> None:
+    print(f"\n{result['ruff']}, {result['machine']['cpus']} CPUs, Python {result['machine']['python']}, {result['runs']} runs (median [min-max] s)")
+    head = f"{'tree':<16}{'files':>7}{'lines':>10}  {'what':<8}{'median':>8}{'spread':>16}{'x ruff':>8}{'peak MB':>9}{'files/s':>9}{'lines/s':>11}"
+    print(head)
+    print("-" * len(head))
+    for t in result["trees"]:
+        for kind in ("ruff", "cold", "warm", "touched"):
+            if kind not in t:
+                continue
+            k = t[kind]
+            w = k["wall"]
+            ratio = t["ratios"].get(kind, 1.0)
+            print(
+                f"{t['label'][:15]:<16}{t['files']:>7}{t['lines']:>10}  {kind:<8}{w['median']:>8.2f}"
+                f"{'[' + format(w['min'], '.2f') + '-' + format(w['max'], '.2f') + ']':>16}{ratio:>8.2f}"
+                f"{k['peak_tree_mb']:>9.0f}{k['files_per_s']:>9.0f}{k['lines_per_s']:>11.0f}"
+            )
+        print(f"{'':<16}findings: {t['findings']}, cold output == warm output: {t['cold_equals_warm']}")
+    for s in result["scaling"]:
+        print(
+            f"scaling ({s['label']}, cold, no cache): once {s['once']['median']:.2f} s, twice {s['twice']['median']:.2f} s,"
+            f" ratio {s['ratio']:.2f} ({'at most linear' if s['at_most_linear'] else 'WORSE than linear'})"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
