@@ -197,11 +197,13 @@ def _serializer(raw: bytes, doc: dict):
     text = raw.decode("utf-8")
     indent = _detect_indent(text)
     trailing = text[len(text.rstrip("\r\n")) :]
+    newline = "\r\n" if "\r\n" in text else "\n"  # JSON escapes newlines in strings: only layout has them
     for ensure_ascii in (False, True):
         for sort_keys in (False, True):
 
             def dump(d, ensure_ascii=ensure_ascii, sort_keys=sort_keys) -> bytes:
-                return (json.dumps(d, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys) + trailing).encode("utf-8")
+                out = json.dumps(d, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+                return (out.replace("\n", newline) + trailing).encode("utf-8")
 
             if dump(doc) == raw:
                 return dump

@@ -209,6 +209,14 @@ def test_insertions_never_go_above_a_cell_magic():
     assert cells[1]["source"] == ["import os\n", "a = 1\n"]
 
 
+def test_windows_newlines_and_escaped_unicode_are_kept():
+    doc = json.loads(notebook([("code", "a = 1  # é\n"), ("code", "b = 2\n")]))
+    raw = (json.dumps(doc, indent=2, ensure_ascii=True).replace("\n", "\r\n") + "\r\n").encode()
+    nb = read_notebook(raw)
+    out = nb.with_python(nb.text.replace("b = 2", "b = 3"))
+    assert out == raw.replace(b'"b = 2\\n"', b'"b = 3\\n"')
+
+
 def test_unreproducible_json_is_never_rewritten():
     doc = json.loads(notebook([("code", "a = 1\n")]))
     raw = json.dumps(doc, indent=2, separators=(",", " : ")).encode()  # a formatting json cannot reproduce
