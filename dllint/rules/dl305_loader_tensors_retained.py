@@ -347,6 +347,49 @@ def extract_loops(ctx) -> list[dict]:
         sinks = [s for s in sinks if not _concatenated_after(ctx, node, s["root"])]
         if sinks:
             out.append({"source": source, "row": node.lineno, "iter": ctx.segment(source_node, 60), "sinks": sinks})
+    out.extend(_collections(ctx))
+    return out
+
+
+def _collections(ctx) -> list[dict]:
+    """``list(loader)`` and ``[b for b in loader]`` (element: the batch, an item or a view of it)."""
+    out = []
+    taint = _Taint(ctx)
+    for node in ast.walk(ctx.tree):
+        source_node = None
+        if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple"):
+            if ctx.call_name(node) in ("builtins.list", "builtins.tuple"):
+                source_node, target = unwrap_iter(ctx, node.args[0], None)
+                ok = target is None and source_node is node.args[0]
+                if not ok:
+                    continue
+        elif isinstance(node, ast.ListComp) and len(node.generators) == 1 and not node.generators[0].ifs:
+            gen = node.generators[0]
+            source_node, target = unwrap_iter(ctx, gen.iter, gen.target)
+            if target is None or not taint.tainted(node.elt, frozenset(_names(target))):
+                continue
+        if source_node is None:
+            continue
+        source = loop_source(ctx, source_node) or _param_source(ctx, source_node)
+        if source is None:
+            continue
+        out.append(
+            {
+                "source": source,
+                "row": node.lineno,
+                "iter": ctx.segment(source_node, 60),
+                "sinks": [
+                    {
+                        "container": ctx.segment(node, 60),
+                        "root": None,
+                        "how": "collect",
+                        "value": ctx.segment(node, 60),
+                        "span": ctx.span(node),
+                        "clone": False,
+                    }
+                ],
+            }
+        )
     return out
 
 
@@ -615,7 +658,9 @@ class LoaderTensorsRetained(Rule):
                         span = sink["span"]
                         end = type(span)(span.end_row, span.end_col, span.end_row, span.end_col)
                         fix = Fix("unsafe", "Store a copy: `.clone()`", (Edit(".clone()", end),))
-                    if sink["how"] == "append":
+                    if sink["how"] == "collect":
+                        stored = f"`{sink['value']}` collects every batch: it"
+                    elif sink["how"] == "append":
                         stored = f"`{sink['container']}.append({sink['value']})`"
                     else:
                         stored = f"`{sink['value']}` stored in `{sink['container']}`"
