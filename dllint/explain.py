@@ -182,6 +182,8 @@ CAUSES: tuple[Cause, ...] = (
             Signature(r"MDB_BAD_RSLOT|MDB_READERS_FULL", 9),
             Signature(r"h5py.*(?:OSError|errno)|Can't (?:read|synchronously read) data", 5),
             Signature(r"Bad CRC-32|CRC check failed", 6),
+            # a described symptom rather than an error text
+            Signature(r"\b(?:hangs?|hanging|hung|stuck|freez(?:e|es|ing)|deadlock(?:s|ed)?)\b", 4),
             Signature(_WORKER_EXITED, 2.0),
         ),
     ),

@@ -117,6 +117,11 @@ ONE_LINERS = [
      "class-not-importable"),
     ("[W CudaIPCTypes.cpp] could not unlink the shared memory file /torch_1234_567_0", "shm-leak-file-system"),
     ("RuntimeError: context has already been set", "start-method-conflict"),
+    ("RuntimeError: unable to resize file <filename not specified> to the right size: Invalid argument (22)",
+     "unpicklable-worker-state"),
+    ("training hangs forever at the first batch when num_workers=4, works with num_workers=0", "native-crash"),
+    ("DeprecationWarning: This process (pid=4242) is multi-threaded, use of fork() may lead to deadlocks in the "
+     "child.", "start-method-conflict"),
     ("UserWarning: This DataLoader will create 64 worker processes in total. Our suggested max number of "
      "worker in current system is 8, which is smaller than what this DataLoader is going to create.",
      "too-many-workers"),
