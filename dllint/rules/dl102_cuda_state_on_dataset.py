@@ -19,7 +19,7 @@ from dllint.rules.dl201_cuda_in_worker import (
     start_methods_of,
     worker_code,
 )
-from dllint.rules.dl301_missing_multiprocessing_context import insertion_point
+from dllint.rules.dl301_missing_multiprocessing_context import dataset_call_key, insertion_point
 
 # methods whose result is no longer on the GPU (or not a tensor)
 _OFF_GPU = frozenset({"cpu", "numpy", "tolist", "item", "size", "numel", "dim", "keys", "values", "items"})
@@ -89,6 +89,12 @@ def cuda_value(ctx, node, depth: int = 0):
     return None
 
 
+# Library Datasets that keep the tensors they are given: CUDA tensors handed to them are CUDA
+# state on the Dataset just like ``self.x = t.cuda()``.
+TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.StackDataset"})
+TENSOR_DATASETS_KEY = "<tensor-datasets>"  # payload key (never a qualname)
+
+
 class CudaStateOnDataset(Rule):
     code = "DL102"
     name = "cuda-state-on-dataset"
@@ -154,7 +160,35 @@ class CudaStateOnDataset(Rule):
                 found.extend(self._cuda_assignments(ctx, fn))
             if found:
                 out[info.qualname] = found
+        tensor_datasets = []
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Call) and ctx.call_name(node) in TENSOR_DATASETS:
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    hit = cuda_value(ctx, arg)
+                    if hit:
+                        span = ctx.span(node)
+                        tensor_datasets.append(((span.row, span.col), *hit, ctx.span(arg)))
+                        break
+        if tensor_datasets:
+            out[TENSOR_DATASETS_KEY] = tensor_datasets
         return out or None
+
+    def _loader_sites(self, project):
+        """[(loader, name, what, kind, point, span)]: TensorDataset(<CUDA tensors>) given to a
+        loader that may start workers."""
+        out = []
+        for loader in project.index.loaders:
+            value = loader.call.args.get("dataset")
+            if value is None or not loader.may_start_workers:
+                continue
+            payload = project.payload(self.code, loader.file.path) or {}
+            entries = {e[0]: e for e in payload.get(TENSOR_DATASETS_KEY, ())}
+            for alt in value.alternatives():
+                entry = entries.get((alt.span.row, alt.span.col)) if alt.kind == "call" else None
+                if entry is not None:
+                    _, what, kind, point, span = entry
+                    out.append((loader, alt, what, kind, point, span))
+        return out
 
     @staticmethod
     def _init_methods(ctx, info, init):
@@ -233,7 +267,36 @@ class CudaStateOnDataset(Rule):
                 site[4].append(use)
         return sites
 
+    @staticmethod
+    def _map_location_fix(point) -> Fix | None:
+        if point is None:
+            return None
+        row, col, comma = point
+        return Fix(
+            "unsafe",
+            'Add `map_location="cpu"` (the object is then on the CPU in the main process too)',
+            (Edit(', map_location="cpu"' if comma else 'map_location="cpu"', Span(row, col, row, col)),),
+        )
+
     def check(self, project):
+        for loader, alt, what, kind, point, span in self._loader_sites(project):
+            methods = set(loader.start_methods)
+            severity = "error" if "fork" in methods else "warning"
+            if severity == "error":
+                why = start_method_phrase(severity, methods)
+            else:
+                why = "under spawn/forkserver each worker gets it through CUDA IPC and creates its own CUDA context"
+            state = "is CUDA state" if kind == CUDA else "may be CUDA state"
+            name = (alt.ref or "TensorDataset").rsplit(".", 1)[-1]
+            yield Diagnostic(
+                self.code,
+                f"{what} {state} kept by the `{name}` of a DataLoader that starts workers: {why}; keep the "
+                "tensors on the CPU and move batches to the GPU in the training loop",
+                loader.file.path,
+                span,
+                fix=self._map_location_fix(point),
+                severity=severity,
+            )
         for (path, span), (attr, what, kind, point, uses, reader) in self._sites(project).items():
             severity = fork_severity(uses, project.settings)
             if severity is None:
@@ -245,14 +308,7 @@ class CudaStateOnDataset(Rule):
             else:
                 why = 'no DataLoader with workers seen using it, but forked workers would fail with "Cannot re-initialize CUDA in forked subprocess"'
             state = "is CUDA state" if kind == CUDA else "may be CUDA state"
-            fix = None
-            if point is not None:
-                row, col, comma = point
-                fix = Fix(
-                    "unsafe",
-                    'Add `map_location="cpu"` (the object is then on the CPU in the main process too)',
-                    (Edit(', map_location="cpu"' if comma else 'map_location="cpu"', Span(row, col, row, col)),),
-                )
+            fix = self._map_location_fix(point)
             yield Diagnostic(
                 self.code,
                 f"`self.{attr}` = {what} {state} created in `__init__` and read in worker code "
@@ -265,6 +321,9 @@ class CudaStateOnDataset(Rule):
 
     def fork_hazards(self, project):
         out: dict[str, list] = {}
+        for loader, alt, what, kind, point, span in self._loader_sites(project):
+            key = dataset_call_key(loader.file.path, alt.span.row, alt.span.col)
+            out.setdefault(key, []).append((f"{what} is CUDA state kept by the Dataset (DL102)", loader.file.path, span.row))
         for (path, span), (attr, what, kind, point, uses, reader) in self._sites(project).items():
             for use in uses:
                 out.setdefault(use.owner_qualname, []).append(

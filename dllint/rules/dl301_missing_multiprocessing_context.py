@@ -9,6 +9,12 @@ from dllint.rules.base import Rule
 from dllint.rules.dl201_cuda_in_worker import display, worker_code
 
 
+def dataset_call_key(path: str, row: int, col: int) -> str:
+    """The fork_hazards key of a Dataset built by a call at a position (a library Dataset given
+    CUDA tensors, DL102)."""
+    return f"<dataset-call>{path}:{row}:{col}"
+
+
 def insertion_point(ctx, call: ast.Call) -> tuple[int, int, bool] | None:
     """Where a new keyword argument goes: after the last argument (row, col, needs a comma first).
     None when a keyword cannot be appended (a bare generator argument)."""
@@ -119,6 +125,11 @@ class MissingMultiprocessingContext(Rule):
             keys = [r.cls.qualname for r in index.mro(ref)]
             keys += [fn.fn.qualname for fn, _ in worker_code(index, ref).values()]
             add(f"dataset `{ref.cls.name}`", keys)
+        dataset = loader.call.args.get("dataset")
+        for alt in dataset.alternatives() if dataset is not None else ():
+            if alt.kind == "call" and alt.ref:
+                key = dataset_call_key(loader.file.path, alt.span.row, alt.span.col)
+                add(f"dataset `{alt.ref.rsplit('.', 1)[-1]}(...)`", [key])
         for arg, targets in index.loader_callables(loader).items():
             for target in targets:
                 keys = [fn.fn.qualname for fn, _ in index.reachable([target]).values()]
