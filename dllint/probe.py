@@ -191,7 +191,7 @@ def load_target(spec: str) -> Callable[[], Any]:
             mod = importlib.import_module(module_part)
     except TargetError:
         raise
-    except Exception as exc:  # the user's module failed to import: say so, do not crash
+    except (Exception, SystemExit) as exc:  # the user's module failed to import: say so, do not crash
         raise TargetError(f"importing {module_part} failed: {type(exc).__name__}: {exc}") from exc
     obj = mod
     for part in attr.split("."):
@@ -851,7 +851,7 @@ def run_probe(spec_or_obj: Any, workers: int = 2, batches: int | None = None, se
         label = label or spec_or_obj
         try:
             obj = factory()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise TargetError(f"calling {spec_or_obj} failed: {type(exc).__name__}: {exc}") from exc
     elif callable(spec_or_obj) and not hasattr(spec_or_obj, "__getitem__") and not hasattr(spec_or_obj, "__iter__"):
         obj = spec_or_obj()

@@ -247,6 +247,13 @@ def test_load_target_errors():
         run_probe(f"{FIX}:not_a_dataset")
 
 
+def test_module_that_exits_at_import(tmp_path):
+    script = tmp_path / "train_script.py"
+    script.write_text("import sys\nsys.exit('usage: train.py --data DIR')\ndef make():\n    pass\n")
+    with pytest.raises(pr.TargetError, match="SystemExit: usage: train.py"):
+        pr.load_target(f"{script}:make")
+
+
 # ----------------------------------------------------------------------------- CLI
 
 
