@@ -198,15 +198,17 @@ def _serializer(raw: bytes, doc: dict):
     indent = _detect_indent(text)
     trailing = text[len(text.rstrip("\r\n")) :]
     newline = "\r\n" if "\r\n" in text else "\n"  # JSON escapes newlines in strings: only layout has them
+    separators = (None,) if indent is not None else (None, (",", ":"))  # one-line JSON: either spacing
     for ensure_ascii in (False, True):
         for sort_keys in (False, True):
+            for seps in separators:
 
-            def dump(d, ensure_ascii=ensure_ascii, sort_keys=sort_keys) -> bytes:
-                out = json.dumps(d, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
-                return (out.replace("\n", newline) + trailing).encode("utf-8")
+                def dump(d, ensure_ascii=ensure_ascii, sort_keys=sort_keys, seps=seps) -> bytes:
+                    out = json.dumps(d, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=seps)
+                    return (out.replace("\n", newline) + trailing).encode("utf-8")
 
-            if dump(doc) == raw:
-                return dump
+                if dump(doc) == raw:
+                    return dump
     raise NotebookError("the notebook's JSON formatting cannot be reproduced; not rewriting it")
 
 

@@ -215,6 +215,9 @@ def test_windows_newlines_and_escaped_unicode_are_kept():
     nb = read_notebook(raw)
     out = nb.with_python(nb.text.replace("b = 2", "b = 3"))
     assert out == raw.replace(b'"b = 2\\n"', b'"b = 3\\n"')
+    compact = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()  # one line, no spaces, no newline
+    nb = read_notebook(compact)
+    assert nb.with_python(nb.text.replace("b = 2", "b = 3")) == compact.replace(b'"b = 2\\n"', b'"b = 3\\n"')
 
 
 def test_unreproducible_json_is_never_rewritten():
