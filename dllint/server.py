@@ -8,7 +8,8 @@ fix. Notebooks are linted through LSP notebook sync (``notebookDocument/*``): ea
 its findings, rows counted in the cell; a ``.ipynb`` opened as plain text (its JSON) is not linted.
 
 Positions: dllint counts 1-based rows and character (code point) columns; LSP counts 0-based lines
-and UTF-16 code units. The conversion goes through the line's text.
+and code units of the encoding agreed at ``initialize`` (UTF-16 unless the client prefers UTF-8 or
+UTF-32). The conversion goes through the line's text.
 """
 
 from __future__ import annotations
@@ -296,11 +297,13 @@ def noqa_edit(text: str, lines: list[str], d: Diagnostic, encoding: str = "utf-1
         new_line = line[:start] + ", ".join([*codes, d.code]) + line[end:]
     else:
         new_line = line.rstrip() + f"  # noqa: {d.code}"
-    new_text = "\n".join([*lines[: row - 1], new_line, *lines[row:]]) + "\n"
+    from dllint.notebook import mask_cell  # a notebook cell may hold IPython syntax
+
+    new_text = "\n".join(mask_cell([*lines[: row - 1], new_line, *lines[row:]])) + "\n"
     try:  # a comment leaves the syntax tree as it is; text landing in a string would not
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            same = ast.dump(ast.parse(new_text)) == ast.dump(ast.parse("\n".join(lines) + "\n"))
+            same = ast.dump(ast.parse(new_text)) == ast.dump(ast.parse("\n".join(mask_cell(lines)) + "\n"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         same = False
     if not same:

@@ -329,6 +329,8 @@ def test_noqa_edit_extends_existing_codes_and_refuses_strings():
     assert noqa_edit(text, lines, diag(1))["newText"] == "a = 1  # noqa: DL101, DL302"
     assert noqa_edit(text, lines, diag(2)) is None  # a bare noqa already silences everything
     assert noqa_edit(text, lines, diag(3)) is None  # a comment there would land inside the string
+    cell = ["!pip install x", "mp.set_sharing_strategy('file_system')"]  # a notebook cell with IPython syntax
+    assert noqa_edit("\n".join(cell), cell, diag(2))["newText"] == "mp.set_sharing_strategy('file_system')  # noqa: DL302"
 
 
 def test_utf16_columns():
