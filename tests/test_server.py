@@ -411,3 +411,53 @@ def test_notebook_cells_through_notebook_sync(work: Path):
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
+
+
+MIXED = '''import glob
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __init__(self, root):
+        self.table = torch.load(root)
+        self.files = sorted(glob.glob(root + "/*.png"))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return self.files[i], self.table[i]
+
+
+loader = DataLoader(Frames("d"), num_workers=2, multiprocessing_context="fork")
+'''
+
+
+def test_safe_fixes_come_first_and_unsafe_ones_are_labelled(work: Path):
+    uri = (work / "mixed.py").as_uri()
+    client = Client(work)
+    try:
+        client.request("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MIXED}})
+        published = client.diagnostics(uri, 1)
+        assert sorted(d["code"] for d in published) == ["DL101", "DL102"]  # DL102 first in the file
+        whole = {"start": {"line": 0, "character": 0}, "end": {"line": len(MIXED.splitlines()), "character": 0}}
+        actions = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole, "context": {"diagnostics": published}})
+        kinds = [("safe" if a["title"].endswith("(safe fix)") else "unsafe" if a["title"].endswith("(unsafe fix)") else "noqa") for a in actions]
+        assert kinds == ["safe", "unsafe", "noqa", "noqa"], [a["title"] for a in actions]
+        assert actions[0]["title"].startswith("DL101") and actions[1]["title"].startswith("DL102")
+        assert actions[0]["isPreferred"] is True and actions[1]["isPreferred"] is False
+        # the unsafe fix is the edit `dllint check --fix --unsafe-fixes` makes for DL102
+        unsafe = apply(MIXED, actions[1]["edit"]["changes"][uri])
+        proc = subprocess.run(
+            [sys.executable, "-m", "dllint", "check", "-", "--stdin-filename", "mixed.py", "--fix", "--unsafe-fixes", "--select", "DL102"],
+            cwd=work, input=MIXED, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )
+        assert unsafe == proc.stdout != MIXED
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
