@@ -86,8 +86,9 @@ def _generator_defs(ctx) -> set[str]:
     return out
 
 
-def unpicklable(ctx, node, generators, depth=0):
-    """(kind, what, error) when pickling the value of ``node`` fails, else None."""
+def unpicklable(ctx, node, generators, depth=0, callables_only=False):
+    """(kind, what, error) when pickling the value of ``node`` fails, else None.
+    ``callables_only``: only lambdas and local functions/classes (cheaper)."""
     if node is None or depth > 4:
         return None
     if isinstance(node, ast.Lambda):
@@ -99,19 +100,29 @@ def unpicklable(ctx, node, generators, depth=0):
         return "local", f"`{local.rsplit('.', 1)[-1]}`, defined inside a function", LOCAL_ERROR
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         for elt in node.elts:
-            found = unpicklable(ctx, elt, generators, depth + 1)
+            found = unpicklable(ctx, elt, generators, depth + 1, callables_only=True)
             if found and found[0] in ("lambda", "local"):
                 return found[0], f"a container holding {found[1]}", found[2]
         return None
     if isinstance(node, ast.Dict):
         for elt in node.values:
-            found = unpicklable(ctx, elt, generators, depth + 1)
+            found = unpicklable(ctx, elt, generators, depth + 1, callables_only=True)
             if found and found[0] in ("lambda", "local"):
                 return found[0], f"a dict holding {found[1]}", found[2]
         return None
     if not isinstance(node, ast.Call):
         return None
+    local = _local_qualname(ctx, node.func)
+    if local:
+        return "local", f"an instance of `{local.rsplit('.', 1)[-1]}`, a class defined inside a function", LOCAL_ERROR
     callee = canonical(ctx.qualname(node.func))
+    if callee in LAMBDA_HOLDERS:
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            found = unpicklable(ctx, arg, generators, depth + 1, callables_only=True)
+            if found and found[0] in ("lambda", "local"):
+                return found[0], f"{found[1]} inside `{ctx.segment(node.func, 40)}(...)`", found[2]
+    if callables_only:
+        return None
     if callee in HANDLE_CTORS and callee != "PIL.Image.open":
         error = HANDLE_ERRORS.get(callee, "cannot pickle '_io.BufferedReader' object" if callee != "builtins.open" else "cannot pickle '_io.TextIOWrapper' object")
         return "handle", HANDLE_CTORS[callee], error
@@ -120,22 +131,10 @@ def unpicklable(ctx, node, generators, depth=0):
         return ("torch_generator" if callee == "torch.Generator" else "lock"), what, error
     if callee in generators:
         return "generator", f"a generator (`{callee.rsplit('.', 1)[-1]}()` yields)", "cannot pickle 'generator' object"
-    fn = ctx.method_of(node)
-    if (
-        fn is not None
-        and isinstance(node.func, ast.Attribute)
-        and ctx.is_self_attr(node.func, fn)
-        and f"{fn.cls.qualname}.{node.func.attr}" in generators
-    ):
-        return "generator", f"a generator (`self.{node.func.attr}()` yields)", "cannot pickle 'generator' object"
-    local = _local_qualname(ctx, node.func)
-    if local:
-        return "local", f"an instance of `{local.rsplit('.', 1)[-1]}`, a class defined inside a function", LOCAL_ERROR
-    if callee in LAMBDA_HOLDERS:
-        for arg in (*node.args, *(k.value for k in node.keywords)):
-            found = unpicklable(ctx, arg, generators, depth + 1)
-            if found and found[0] in ("lambda", "local"):
-                return found[0], f"{found[1]} inside `{ctx.segment(node.func, 40)}(...)`", found[2]
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and generators:
+        fn = ctx.method_of(node)
+        if fn is not None and ctx.is_self_attr(node.func, fn) and f"{fn.cls.qualname}.{node.func.attr}" in generators:
+            return "generator", f"a generator (`self.{node.func.attr}()` yields)", "cannot pickle 'generator' object"
     return None
 
 
@@ -316,6 +315,8 @@ class UnpicklableWorkerState(Rule):
                 attrs[fn.qualname] = found
         callables = []
         stored = []
+        # constructor arguments can only hold a lambda or a local def/class when the file has one
+        may_hold = "lambda" in ctx.text or any(".<locals>." in f.qualname for f in ctx.functions) or any(c.local for c in ctx.classes)
         for node in ast.walk(ctx.tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -331,14 +332,14 @@ class UnpicklableWorkerState(Rule):
                     fix = lambda_to_partial(ctx, value) if isinstance(value, ast.Lambda) else None
                     error = lambda_error(ctx, value) if found[0] == "lambda" else LOCAL_ERROR
                     callables.append((ctx.span(node), arg, found[0], found[1], ctx.span(value), fix, error))
-            if callee is None or callee in DATALOADER_CLASSES:
+            if callee is None or callee in DATALOADER_CLASSES or not may_hold:
                 continue
             for i, a in enumerate(node.args):
-                found = unpicklable(ctx, a, generators)
+                found = unpicklable(ctx, a, generators, callables_only=True)
                 if found and found[0] in ("lambda", "local"):
                     stored.append((callee, i, found[1], found[2], ctx.span(a)))
             for kw in node.keywords:
-                found = unpicklable(ctx, kw.value, generators) if kw.arg else None
+                found = unpicklable(ctx, kw.value, generators, callables_only=True) if kw.arg else None
                 if found and found[0] in ("lambda", "local"):
                     stored.append((callee, kw.arg, found[1], found[2], ctx.span(kw.value)))
         if not attrs and not callables and not stored:

@@ -81,6 +81,47 @@ def _shards(ctx, node) -> bool:
     return False
 
 
+def _iter_shape(ctx, fn) -> str | None:
+    """"abstract" for an ``__iter__`` with no body; "self.X" when it only re-yields ``self.X``."""
+    body = list(fn.node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body or all(
+        isinstance(b, ast.Pass)
+        or (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and b.value.value is Ellipsis)
+        or (isinstance(b, ast.Raise) and b.exc is not None and "NotImplementedError" in ast.dump(b.exc))
+        for b in body
+    ):
+        return "abstract"
+    if len(body) != 1:
+        return None
+    stmt = body[0]
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id == fn.self_name:
+        return "returns-self"
+    target = None
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Name) and call.func.id == "iter" and len(call.args) == 1:
+            target = call.args[0]
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "__iter__":
+            target = call.func.value
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.YieldFrom):
+        target = stmt.value.value
+    elif (
+        isinstance(stmt, ast.For)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], ast.Expr)
+        and isinstance(stmt.body[0].value, ast.Yield)
+        and isinstance(stmt.target, ast.Name)
+        and isinstance(stmt.body[0].value.value, ast.Name)
+        and stmt.body[0].value.value.id == stmt.target.id
+    ):
+        target = stmt.iter
+    if target is not None and ctx.is_self_attr(target, fn):
+        return f"self.{target.attr}"
+    return None
+
+
 class UnshardedIterableDataset(Rule):
     code = "DL202"
     name = "unsharded-iterable-dataset"
@@ -95,8 +136,10 @@ class UnshardedIterableDataset(Rule):
             torchdata's `sharding_filter`, a `.shard(...)` call). Stays silent when every loader
             using the class is proven to run without workers (`num_workers=0` or absent), when the
             loader's `worker_init_fn` shards (it calls `get_worker_info()`) or cannot be resolved,
-            and for classes that also derive from a non-torch base (webdataset, Hugging Face
-            `datasets`, torchdata pipes shard on their own).
+            for classes that also derive from a non-torch base (webdataset, Hugging Face
+            `datasets`, torchdata pipes shard on their own), for an abstract `__iter__`, and for
+            a wrapper whose `__iter__` only re-yields an iterable it was given (`return
+            iter(self.source)` with `self.source` a constructor argument): that iterable may shard.
             """,
         "Why is this bad?": """
             Each DataLoader worker gets its own copy of the dataset object and runs `__iter__`
@@ -135,20 +178,37 @@ class UnshardedIterableDataset(Rule):
     }
 
     def extract(self, ctx):
-        shards = [fn.qualname for fn in ctx.functions if _shards(ctx, fn.node)]
-        return shards or None
+        shards = []
+        if any(word in ctx.text for word in SHARDING_NAMES):
+            shards = [fn.qualname for fn in ctx.functions if _shards(ctx, fn.node)]
+        iters = {}
+        for fn in ctx.functions:
+            if fn.node.name == "__iter__" and fn.self_name:
+                shape = _iter_shape(ctx, fn)
+                if shape:
+                    iters[fn.qualname] = shape
+        return {"shards": shards, "iters": iters} if shards or iters else None
 
     def check(self, project):
         index = project.index
         sharding: set[tuple[str, str]] = set()
-        for facts, names in project.payloads(self.code):
-            sharding.update((facts.path, q) for q in names)
+        shapes: dict[tuple[str, str], str] = {}
+        for facts, payload in project.payloads(self.code):
+            sharding.update((facts.path, q) for q in payload["shards"])
+            shapes.update(((facts.path, q), shape) for q, shape in payload["iters"].items())
         for ref in index.dataset_classes():
             if not self._torch_iterable_only(index, ref):
                 continue
             entry = index.find_method(ref, "__iter__")
             if entry is None or proven_without_workers(index, ref):
                 continue
+            shape = shapes.get(entry.key)
+            if shape == "abstract":
+                continue  # a base class: subclasses provide the stream
+            if shape == "returns-self" and index.find_method(ref, "__next__") is None:
+                continue  # an iterator whose __next__ we cannot see
+            if shape and shape.startswith("self.") and self._from_outside(index, ref, shape[5:]):
+                continue  # only re-yields an iterable given to it: that one may shard
             reach = index.worker_functions(ref)
             if any(key in sharding for key in reach):
                 continue
@@ -174,6 +234,11 @@ class UnshardedIterableDataset(Rule):
                 ref.cls.span,
                 severity=self.severity,
             )
+
+    @staticmethod
+    def _from_outside(index, ref, attr) -> bool:
+        values = index.self_attr_values(ref, attr)
+        return any(alt.kind in ("param", "unknown") for v in values for alt in v.alternatives())
 
     @staticmethod
     def _torch_iterable_only(index, ref) -> bool:

@@ -22,6 +22,11 @@ GET_WORKER_INFO = "torch.utils.data.get_worker_info"
 PURE_BUILTINS = frozenset(
     f"builtins.{n}" for n in ("int", "abs", "round", "min", "max", "hash", "str", "float", "len", "sum", "bool")
 )
+# callees that are never a project's seeding helper: skip them (speed)
+EXTERNAL_ROOTS = frozenset(
+    {"builtins", "torch", "numpy", "os", "sys", "math", "re", "json", "logging", "itertools", "functools",
+     "collections", "typing", "time", "warnings", "random", "pathlib", "copy", "pickle", "subprocess", "unittest"}
+)
 WORKER_INFO_FIXED = frozenset({"id", "num_workers"})  # get_worker_info().seed differs per epoch
 MAX_DEPTH = 8
 WORKER_INIT_INDEX = DATALOADER_POSITIONAL.index("worker_init_fn")
@@ -144,7 +149,7 @@ def _analyse(ctx, classifier, node, self_name, torch_name):
                     "replacement": replacement,
                 }
             )
-        elif callee and not callee.startswith("builtins.") and not isinstance(sub.func, ast.Lambda):
+        elif callee and callee.split(".", 1)[0] not in EXTERNAL_ROOTS and (sub.args or sub.keywords):
             args = [*sub.args, *(k.value for k in sub.keywords)]
             if args and not any(isinstance(a, ast.Starred) for a in sub.args) and all(classifier.fixed(a, self_name) for a in args):
                 helpers.append(
@@ -226,6 +231,8 @@ class ConstantWorkerSeed(Rule):
     }
 
     def extract(self, ctx):
+        if "seed" not in ctx.text and "worker_init_fn" not in ctx.text:
+            return None
         classifier = _Classifier(ctx)
         torch_name = _torch_name(ctx)
         funcs = {}
