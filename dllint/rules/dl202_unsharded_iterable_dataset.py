@@ -19,6 +19,9 @@ GET_WORKER_INFO = "torch.utils.data.get_worker_info"
 SHARDING_NAMES = frozenset({"get_worker_info", "split_by_worker", "sharding_filter", "apply_sharding", "shard"})
 
 
+# libraries whose iterable datasets split their stream by worker themselves
+SELF_SHARDING_LIBRARIES = frozenset({"datasets", "webdataset", "torchdata", "streaming"})
+
 # ------------------------------------------------------------------ shared helpers
 
 
@@ -137,7 +140,9 @@ class UnshardedIterableDataset(Rule):
             using the class is proven to run without workers (`num_workers=0` or absent), when the
             loader's `worker_init_fn` shards (it calls `get_worker_info()`) or cannot be resolved,
             for classes that also derive from a non-torch base (webdataset, Hugging Face
-            `datasets`, torchdata pipes shard on their own), for an abstract `__iter__`, and for
+            `datasets`, torchdata pipes shard on their own) or whose worker code reads a stream
+            built by one of those libraries (`load_dataset(..., streaming=True)`,
+            `wds.WebDataset(...)`), for an abstract `__iter__`, and for
             a wrapper whose `__iter__` only re-yields an iterable it was given (`return
             iter(self.source)` with `self.source` a constructor argument): that iterable may shard.
             """,
@@ -212,6 +217,8 @@ class UnshardedIterableDataset(Rule):
             reach = index.worker_functions(ref)
             if any(key in sharding for key in reach):
                 continue
+            if self._reads_self_sharding_source(index, ref, reach):
+                continue
             loaders = worker_loaders(index, ref)
             if any(self._init_fn_may_shard(index, ld, sharding) for ld in loaders):
                 continue
@@ -234,6 +241,18 @@ class UnshardedIterableDataset(Rule):
                 ref.cls.span,
                 severity=self.severity,
             )
+
+    @staticmethod
+    def _reads_self_sharding_source(index, ref, reach) -> bool:
+        """Worker code reads an attribute built by a library whose streams split by worker on their
+        own (Hugging Face `datasets` streaming, webdataset, torchdata, MosaicML streaming)."""
+        attrs = set().union(*(f.fn.self_reads for f, _ in reach.values())) if reach else set()
+        for attr in attrs:
+            for value in index.self_attr_values(ref, attr):
+                for alt in value.alternatives():
+                    if alt.kind == "call" and alt.ref and alt.ref.split(".", 1)[0] in SELF_SHARDING_LIBRARIES:
+                        return True
+        return False
 
     @staticmethod
     def _from_outside(index, ref, attr) -> bool:
