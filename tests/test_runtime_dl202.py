@@ -56,3 +56,35 @@ def test_rule_flags_exactly_the_duplicating_classes(tmp_path):
     out = findings(work, Case("dl202/positive", FIXTURE))
     flagged = {line.split("`")[1] for line in out.splitlines() if " DL202 " in line}
     assert flagged == {"Numbers", "Records"}
+
+
+# ---------------------------------------------------------------------------- docs examples
+# The docs are tests too (for the five worker-state rules DL103, DL104, DL105, DL202, DL203):
+# each rule's "Example" block is flagged by that rule, its "Use instead" block is not.
+
+import re as _re  # noqa: E402
+
+from dllint.rules import rule_by_code  # noqa: E402
+
+
+def _code_block(text: str) -> str:
+    import textwrap
+
+    m = _re.search(r"```python\n(.*?)```", textwrap.dedent(text), _re.S)
+    assert m, "the section has no python code block"
+    return m.group(1)
+
+
+@pytest.mark.parametrize("code", ["DL103", "DL104", "DL105", "DL202", "DL203"])
+def test_docs_example_flagged_and_use_instead_silent(code, tmp_path):
+    from golden import run_dllint
+
+    rule = rule_by_code(code)
+    for section, expect in (("Example", True), ("Use instead", False)):
+        work = tmp_path / section.replace(" ", "_")
+        work.mkdir()
+        (work / ".git").mkdir()
+        (work / "example.py").write_text(_code_block(rule.docs[section]))
+        exit_code, out = run_dllint(work, ["check", "--select", code, "--output-format", "concise", "-q", "--no-fix", "--target-version", "py311"])
+        assert exit_code in (0, 1), out
+        assert (f" {code} " in out) is expect, f"{code} {section}:\n{out}"

@@ -251,25 +251,56 @@ class UnpicklableWorkerState(Rule):
             """,
         "Example": """
             ```python
-            class Texts(Dataset):
+            from torch.utils.data import DataLoader, Dataset, default_collate
+
+
+            def pad(value, batch):
+                return default_collate([x + value for x in batch])
+
+
+            class Numbers(Dataset):
                 def __init__(self, items):
                     self.items = items
-                    self.clean = lambda s: s.strip()
+                    self.scale = lambda x: 2 * x
 
-            DataLoader(Texts(items), num_workers=2, collate_fn=lambda b: pad(b, 0))
+                def __len__(self):
+                    return len(self.items)
+
+                def __getitem__(self, i):
+                    return self.scale(self.items[i])
+
+
+            loader = DataLoader(Numbers([1, 2]), num_workers=2, collate_fn=lambda b: pad(0, b))
             ```
             """,
         "Use instead": """
             ```python
-            def clean(s):
-                return s.strip()
+            import functools
 
-            class Texts(Dataset):
+            from torch.utils.data import DataLoader, Dataset, default_collate
+
+
+            def pad(value, batch):
+                return default_collate([x + value for x in batch])
+
+
+            def double(x):
+                return 2 * x
+
+
+            class Numbers(Dataset):
                 def __init__(self, items):
                     self.items = items
-                    self.clean = clean
+                    self.scale = double
 
-            DataLoader(Texts(items), num_workers=2, collate_fn=functools.partial(pad, 0))
+                def __len__(self):
+                    return len(self.items)
+
+                def __getitem__(self, i):
+                    return self.scale(self.items[i])
+
+
+            loader = DataLoader(Numbers([1, 2]), num_workers=2, collate_fn=functools.partial(pad, 0))
             ```
             Open handles lazily in the worker (see DL104); create locks with
             `multiprocessing.get_context("spawn").Lock()` or in the worker.

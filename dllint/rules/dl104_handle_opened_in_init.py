@@ -184,9 +184,16 @@ class HandleOpenedInInit(Rule):
             """,
         "Example": """
             ```python
+            import h5py
+            from torch.utils.data import Dataset
+
+
             class Frames(Dataset):
                 def __init__(self, path):
                     self.h5 = h5py.File(path, "r")
+
+                def __len__(self):
+                    return 100
 
                 def __getitem__(self, i):
                     return self.h5["frames"][i]
@@ -194,9 +201,17 @@ class HandleOpenedInInit(Rule):
             """,
         "Use instead": """
             ```python
+            import h5py
+            from torch.utils.data import Dataset
+
+
+            class Frames(Dataset):
                 def __init__(self, path):
                     self.path = path
                     self.h5 = None
+
+                def __len__(self):
+                    return 100
 
                 def __getitem__(self, i):
                     if self.h5 is None:  # first use in this worker process

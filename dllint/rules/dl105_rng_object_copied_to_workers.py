@@ -59,10 +59,17 @@ class RngObjectCopiedToWorkers(Rule):
             """,
         "Example": """
             ```python
+            import numpy as np
+            from torch.utils.data import Dataset
+
+
             class Augmented(Dataset):
                 def __init__(self, items):
                     self.items = items
                     self.rng = np.random.default_rng()
+
+                def __len__(self):
+                    return len(self.items)
 
                 def __getitem__(self, i):
                     return self.items[i] + self.rng.normal()
@@ -70,13 +77,21 @@ class RngObjectCopiedToWorkers(Rule):
             """,
         "Use instead": """
             ```python
+            import numpy as np
+            from torch.utils.data import Dataset, get_worker_info
+
+
+            class Augmented(Dataset):
                 def __init__(self, items):
                     self.items = items
                     self.rng = None
 
+                def __len__(self):
+                    return len(self.items)
+
                 def __getitem__(self, i):
                     if self.rng is None:  # once per worker process
-                        info = torch.utils.data.get_worker_info()
+                        info = get_worker_info()
                         self.rng = np.random.default_rng(info.seed if info else None)
                     return self.items[i] + self.rng.normal()
             ```

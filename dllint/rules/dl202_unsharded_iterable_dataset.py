@@ -155,6 +155,9 @@ class UnshardedIterableDataset(Rule):
             """,
         "Example": """
             ```python
+            from torch.utils.data import DataLoader, IterableDataset
+
+
             class Lines(IterableDataset):
                 def __init__(self, path):
                     self.path = path
@@ -163,16 +166,29 @@ class UnshardedIterableDataset(Rule):
                     with open(self.path) as fh:
                         yield from fh
 
-            DataLoader(Lines("data.txt"), num_workers=4)
+
+            loader = DataLoader(Lines("data.txt"), num_workers=4)
             ```
             """,
         "Use instead": """
             ```python
-            def __iter__(self):
-                info = torch.utils.data.get_worker_info()
-                wid, n = (info.id, info.num_workers) if info is not None else (0, 1)
-                with open(self.path) as fh:
-                    yield from itertools.islice(fh, wid, None, n)
+            import itertools
+
+            from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+
+            class Lines(IterableDataset):
+                def __init__(self, path):
+                    self.path = path
+
+                def __iter__(self):
+                    info = get_worker_info()
+                    wid, n = (info.id, info.num_workers) if info is not None else (0, 1)
+                    with open(self.path) as fh:
+                        yield from itertools.islice(fh, wid, None, n)
+
+
+            loader = DataLoader(Lines("data.txt"), num_workers=4)
             ```
             """,
         "Fix safety": "No fix: how to split a stream (by line, by file, by shard) depends on the data.",

@@ -202,16 +202,31 @@ class ConstantWorkerSeed(Rule):
             """,
         "Example": """
             ```python
+            import numpy as np
+            from torch.utils.data import DataLoader
+
+            SEED = 0
+
+
             def worker_init_fn(worker_id):
                 np.random.seed(SEED + worker_id)
 
-            DataLoader(ds, num_workers=4, worker_init_fn=worker_init_fn)
+
+            loader = DataLoader(dataset, num_workers=4, worker_init_fn=worker_init_fn)
             ```
             """,
         "Use instead": """
             ```python
+            import numpy as np
+            import torch
+            from torch.utils.data import DataLoader
+
+
             def worker_init_fn(worker_id):
                 np.random.seed(torch.initial_seed() % 2**32)
+
+
+            loader = DataLoader(dataset, num_workers=4, worker_init_fn=worker_init_fn)
             ```
             or drop the `worker_init_fn`: torch >= 1.9 seeds numpy per worker and per epoch itself.
             Reproducibility comes from `torch.manual_seed(SEED)` in the main process (or the
