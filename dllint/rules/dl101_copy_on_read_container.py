@@ -924,6 +924,14 @@ class CopyOnReadContainer(Rule):
     # ----------------------------------------------------------------- facts
 
     def extract(self, ctx):
+        try:
+            return self._extract(ctx)
+        except RecursionError:
+            raise  # the core reports the file as too deeply nested
+        except Exception:  # pragma: no cover - never let one odd file stop the run
+            return None
+
+    def _extract(self, ctx):
         an = Analyzer(ctx)
         classes: dict[str, dict[str, MethodInfo]] = {}
         numpy_name = self._numpy_binding(ctx)
@@ -1191,7 +1199,11 @@ class CopyOnReadContainer(Rule):
             for attr, uses in payload["ext_uses"].items():
                 ext_uses.setdefault(attr, []).extend((facts.path, k, d, r) for k, d, r in uses)
         for cls in index.dataset_classes():
-            yield from self._check_class(project, cls, ext_uses, reported)
+            try:
+                found = list(self._check_class(project, cls, ext_uses, reported))
+            except RecursionError:  # pragma: no cover - pathological hierarchies
+                continue
+            yield from found
 
     def _methods(self, project, refs) -> list:
         out = []
