@@ -23,6 +23,7 @@ torch is imported inside the functions, never at module import.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib
 import importlib.util
@@ -877,6 +878,9 @@ def run_probe(spec_or_obj: Any, workers: int = 2, batches: int | None = None, se
             report.findings.append(fn())
         except Exception as exc:
             report.findings.append(Finding(code, ERROR, f"{what} failed: {short_error(exc)}"))
+        # A worker's re-raised error keeps its loader iterator alive in a reference cycle; collect it
+        # here, or the next experiment's forked workers inherit it and run its __del__ themselves.
+        gc.collect()
 
     if "pickle" in checks:
         guarded("DL103", "pickling", lambda: pickle_finding(target))
