@@ -87,8 +87,14 @@ class OpencvThreadsInForkWorkers(Rule):
             for node in ctx.walk_function(fn.node):
                 if isinstance(node, ast.Call):
                     callee = ctx.call_name(node)
-                    if callee and callee.startswith("cv2.") and callee not in _THREAD_CALLS:
-                        calls.setdefault(fn.qualname, []).append((callee, ctx.span(node)))
+                    if not callee or callee in _THREAD_CALLS:
+                        continue
+                    if callee.startswith("cv2."):
+                        calls.setdefault(fn.qualname, []).append((callee, ctx.span(node), None))
+                    elif ".cv2." in callee:
+                        # `from utils.general import cv2`: a re-export, resolved in check()
+                        prefix = callee[: callee.index(".cv2.") + 4]
+                        calls.setdefault(fn.qualname, []).append((callee, ctx.span(node), prefix))
         disabled = any(_disables_threads(ctx, node) for node in ast.walk(ctx.tree))
         point = None
         for stmt in ctx.tree.body:
@@ -122,7 +128,11 @@ class OpencvThreadsInForkWorkers(Rule):
                 methods = set(defaults)
             if "fork" not in methods:
                 continue
-            for callee, span in payload["calls"][qualname]:
+            for callee, span, via in payload["calls"][qualname]:
+                if via is not None:
+                    if project.index.resolve(via, project.files[path].root) != "cv2":
+                        continue
+                    callee = "cv2" + callee[len(via):]
                 sites.append((path, callee, span, uses, payload["import"]))
         return sites
 
