@@ -184,9 +184,8 @@ def extract_starts(ctx) -> dict:
     for fn in ctx.functions:
         iters, params = [], []
         param_names = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
-        for node in ctx.walk_function(fn.node):
-            if not isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.Call)):
-                continue
+        body = [n for n in ctx.walk_function(fn.node) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.Call))]
+        for node in body:
             for src, _ in _iterations(ctx, [node]):
                 if isinstance(src, ast.Call):
                     iters.append(("direct", (ctx.span(src).row, ctx.span(src).col)))
@@ -198,7 +197,7 @@ def extract_starts(ctx) -> dict:
                 source = loop_source(ctx, src) if not isinstance(src, ast.Call) else None
                 if source is not None:
                     iters.append(("source", source))
-        passes = _calls_with_args(ctx, ctx.walk_function(fn.node))
+        passes = _calls_with_args(ctx, body)
         if iters or params or passes:
             functions[fn.qualname] = {"iters": iters, "params": params, "param_names": param_names, "passes": passes}
     if not module_sites and not functions:

@@ -20,6 +20,7 @@ import ast
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import DATALOADER, GET_CONTEXT, canonical
 from dllint.rules.base import Rule
+from dllint.rules.dl305_loader_tensors_retained import nodes_of
 
 WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
 NUM_WORKERS_POSITION = 5
@@ -104,9 +105,7 @@ def _positive(ctx, node) -> bool:
 def extract_calls(ctx) -> dict:
     """Per call with a worker-only keyword: positions for fixes, keyed by the call's position."""
     out: dict[tuple[int, int], dict] = {}
-    for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in nodes_of(ctx, ast.Call):
         kws = [kw for kw in node.keywords if kw.arg in WORKER_ONLY]
         if not kws:
             continue

@@ -15,6 +15,7 @@ loader the name was assigned from (same function, module, or ``self.attr`` in th
 from __future__ import annotations
 
 import ast
+import weakref
 
 from dllint.facts.context import FUNC_TYPES
 from dllint.index import FuncRef
@@ -41,6 +42,24 @@ CONCAT = frozenset(
         "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack",
     }
 )
+
+
+_NODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def nodes_of(ctx, *types) -> list:
+    """The file's nodes of the given types, in ``ast.walk`` order (one walk per file, shared by the
+    DL30x rules)."""
+    groups = _NODES.get(ctx)
+    if groups is None:
+        groups = {}
+        for node in ast.walk(ctx.tree):
+            groups.setdefault(type(node), []).append(node)
+        _NODES[ctx] = groups
+    if len(types) == 1:
+        return groups.get(types[0], [])
+    out = [n for t in types for n in groups.get(t, ())]
+    return out
 
 
 def unwrap_iter(ctx, node: ast.AST, target: ast.AST) -> tuple[ast.AST, ast.AST | None]:
@@ -308,7 +327,7 @@ class _LoopScan:
 def _concatenated_after(ctx, loop: ast.AST, root: str) -> bool:
     """``torch.cat(container)`` / ``np.stack(...)`` after the loop, in the same function or module."""
     fn = ctx.enclosing_function(loop)
-    body = ctx.walk_function(fn.node) if fn is not None else ast.walk(ctx.tree)
+    body = ctx.walk_function(fn.node) if fn is not None else nodes_of(ctx, ast.Call)
     for node in body:
         if (
             isinstance(node, ast.Call)
@@ -334,9 +353,7 @@ def _param_source(ctx, node: ast.AST):
 
 def extract_loops(ctx) -> list[dict]:
     out = []
-    for node in ast.walk(ctx.tree):
-        if not isinstance(node, (ast.For, ast.AsyncFor)):
-            continue
+    for node in nodes_of(ctx, ast.For, ast.AsyncFor):
         source_node, target = unwrap_iter(ctx, node.iter, node.target)
         if target is None:
             continue
@@ -347,49 +364,6 @@ def extract_loops(ctx) -> list[dict]:
         sinks = [s for s in sinks if not _concatenated_after(ctx, node, s["root"])]
         if sinks:
             out.append({"source": source, "row": node.lineno, "iter": ctx.segment(source_node, 60), "sinks": sinks})
-    out.extend(_collections(ctx))
-    return out
-
-
-def _collections(ctx) -> list[dict]:
-    """``list(loader)`` and ``[b for b in loader]`` (element: the batch, an item or a view of it)."""
-    out = []
-    taint = _Taint(ctx)
-    for node in ast.walk(ctx.tree):
-        source_node = None
-        if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple"):
-            if ctx.call_name(node) in ("builtins.list", "builtins.tuple"):
-                source_node, target = unwrap_iter(ctx, node.args[0], None)
-                ok = target is None and source_node is node.args[0]
-                if not ok:
-                    continue
-        elif isinstance(node, ast.ListComp) and len(node.generators) == 1 and not node.generators[0].ifs:
-            gen = node.generators[0]
-            source_node, target = unwrap_iter(ctx, gen.iter, gen.target)
-            if target is None or not taint.tainted(node.elt, frozenset(_names(target))):
-                continue
-        if source_node is None:
-            continue
-        source = loop_source(ctx, source_node) or _param_source(ctx, source_node)
-        if source is None:
-            continue
-        out.append(
-            {
-                "source": source,
-                "row": node.lineno,
-                "iter": ctx.segment(source_node, 60),
-                "sinks": [
-                    {
-                        "container": ctx.segment(node, 60),
-                        "root": None,
-                        "how": "collect",
-                        "value": ctx.segment(node, 60),
-                        "span": ctx.span(node),
-                        "clone": False,
-                    }
-                ],
-            }
-        )
     return out
 
 
@@ -445,7 +419,7 @@ def argparse_workers(ctx) -> dict:
     if not namespaces:
         return {}
     defaults: dict[str, object] = {}
-    for node in ast.walk(ctx.tree):
+    for node in nodes_of(ctx, ast.Call):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -459,9 +433,7 @@ def argparse_workers(ctx) -> dict:
             value = default.value if isinstance(default, ast.Constant) else None
             defaults[dest] = value if dest not in defaults else None  # declared twice: unknown
     out = {}
-    for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in nodes_of(ctx, ast.Call):
         nw = next((k.value for k in node.keywords if k.arg == "num_workers"), None)
         if nw is None and len(node.args) > 5:
             nw = node.args[5]
@@ -658,9 +630,7 @@ class LoaderTensorsRetained(Rule):
                         span = sink["span"]
                         end = type(span)(span.end_row, span.end_col, span.end_row, span.end_col)
                         fix = Fix("unsafe", "Store a copy: `.clone()`", (Edit(".clone()", end),))
-                    if sink["how"] == "collect":
-                        stored = f"`{sink['value']}` collects every batch: it"
-                    elif sink["how"] == "append":
+                    if sink["how"] == "append":
                         stored = f"`{sink['container']}.append({sink['value']})`"
                     else:
                         stored = f"`{sink['value']}` stored in `{sink['container']}`"

@@ -20,7 +20,7 @@ from dllint.index import ClassRef
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
 from dllint.rules.dl304_worker_only_args_without_workers import call_key
-from dllint.rules.dl305_loader_tensors_retained import loop_source
+from dllint.rules.dl305_loader_tensors_retained import loop_source, nodes_of
 
 EXTERNAL_MUTATORS = frozenset({"set_epoch"})
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -49,8 +49,8 @@ def _dataset_arg(call: ast.Call):
 
 def extract_mutations(ctx) -> dict | None:
     calls = {}
-    for node in ast.walk(ctx.tree):
-        if not (isinstance(node, ast.Call) and any(kw.arg == "persistent_workers" for kw in node.keywords)):
+    for node in nodes_of(ctx, ast.Call):
+        if not any(kw.arg == "persistent_workers" for kw in node.keywords):
             continue
         ds = _dataset_arg(node)
         ds_source = loop_source(ctx, ds) if isinstance(ds, (ast.Name, ast.Attribute)) else None
@@ -78,7 +78,7 @@ def extract_mutations(ctx) -> dict | None:
             wanted.setdefault(("ds", tuple(entry["ds"])), []).append(key)
         if entry["loader"]:
             wanted.setdefault(("loader", tuple(entry["loader"])), []).append(key)
-    for node in ast.walk(ctx.tree):
+    for node in nodes_of(ctx, ast.Assign, ast.AugAssign, ast.Call):
         target = None
         kind = None
         if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -117,18 +117,15 @@ def extract_mutations(ctx) -> dict | None:
 
 
 def _state_writers(ctx) -> list[str]:
-    """Methods that assign (``=``, ``+=``, annotated) an attribute of ``self``."""
-    out = []
-    for fn in ctx.functions:
-        if not fn.self_name:
-            continue
-        for node in ctx.walk_function(fn.node):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(ctx.is_self_attr(t, fn) for t in targets):
-                    out.append(fn.qualname)
-                    break
-    return out
+    """Methods that update an attribute of ``self`` in place (``self.n += 1``); plain and annotated
+    assignments are in the core facts already (``FunctionFacts.self_writes``)."""
+    out = set()
+    for node in nodes_of(ctx, ast.AugAssign):
+        if isinstance(node.target, ast.Attribute):
+            fn = ctx.method_of(node)
+            if fn is not None and ctx.is_self_attr(node.target, fn):
+                out.add(fn.qualname)
+    return sorted(out)
 
 
 def writes_state(index, ref: ClassRef, method: str) -> bool:

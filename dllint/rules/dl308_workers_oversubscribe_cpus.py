@@ -12,6 +12,7 @@ import ast
 
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
+from dllint.rules.dl305_loader_tensors_retained import nodes_of
 from dllint.rules.dl304_worker_only_args_without_workers import NUM_WORKERS_POSITION, call_key, passes_through
 
 CPU_COUNT = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "torch.multiprocessing.cpu_count"})
@@ -45,9 +46,7 @@ def _whole_machine(ctx, node, depth: int = 0) -> str | None:
 
 def extract_cpu_counts(ctx) -> dict | None:
     out = {}
-    for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in nodes_of(ctx, ast.Call):
         nw = next((kw.value for kw in node.keywords if kw.arg == "num_workers"), None)
         positional = False
         if nw is None and len(node.args) > NUM_WORKERS_POSITION:
