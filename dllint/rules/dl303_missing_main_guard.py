@@ -218,7 +218,10 @@ class MissingMainGuard(Rule):
             that starts DataLoader workers: iterating a loader with `num_workers` > 0 (`for`,
             a comprehension, `iter()`/`next()`/`list()`), or calling a project function -- in
             this file or another -- that does (also through the functions it calls, or by
-            iterating the loader passed to it). One finding per file, at the first place.
+            iterating the loader passed to it), or Lightning's `trainer.fit(...)` /
+            `validate` / `test` / `predict` given such a loader or a model whose
+            `*_dataloader()` hook builds one. One finding per file, at the first place.
+            In a script, `num_workers=args.workers` counts with the `argparse` default.
 
             Error when the loader can start with spawn or forkserver (an explicit
             `multiprocessing_context`, `set_start_method`, or the target's default: every Linux

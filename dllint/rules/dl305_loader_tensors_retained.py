@@ -498,13 +498,18 @@ class LoaderTensorsRetained(Rule):
             flags batch tensors -- the loop variable, its items and fields, and views of them
             (`.cpu()`, `.detach()`, `.numpy()`, `.view()`, slicing) -- stored into a list or dict
             that outlives the iteration (`outs.append(x)`, `cache[i] = x`, `outs += [x]`,
-            `self.buf.append(x)`).
+            `self.buf.append(x)`). The loop may be over a parameter when a caller (in any
+            file) passes such a loader; in a script, `num_workers=args.workers` counts with the
+            `argparse` default.
 
             Silent for copies and scalars (`.clone()`, `.item()`, `.tolist()`, `copy.deepcopy`,
             `np.array(x)`, reductions such as `.sum()`, model outputs, any other call), for
             containers created inside the loop, for lists concatenated after the loop
-            (`torch.cat(outs)`), for loaders proven to run without workers, and when the loader
-            behind the loop cannot be identified (a parameter, workers undecidable).
+            (`torch.cat(outs)`), for item assignment into a tensor or array (a copy), for
+            `list(loader)` and comprehensions (in practice tests and small data), for loaders
+            proven to run without workers, and when the loader
+            behind the loop cannot be identified (a parameter no caller fills with a known
+            loader, workers undecidable).
             """,
         "Why is this bad?": """
             Worker processes send batches through shared memory. Under the default
