@@ -712,6 +712,43 @@ class Analyzer:
 # --------------------------------------------------------------------------- uses
 
 
+NEUTRAL_CALLS = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor", "torch.Tensor", "builtins.int",
+     "builtins.float", "builtins.str", "builtins.range", "numpy.array", "numpy.asarray", "numpy.int64",
+     "numpy.float32", "numpy.float64", "torch.full", "torch.zeros", "torch.ones"}
+)
+
+
+def _elem_neutral(ctx, expr, follow: bool = True) -> bool:
+    """Whether an element (``self.X[i]``) only goes where an int and an np.int64 act the same:
+    returned in the sample (collated to the same tensor), arithmetic, comparisons, used as an
+    index, formatted, or passed to int()/float()/torch.tensor(); one local alias is followed."""
+    up, parent = expr, ctx.parent(expr)
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Dict)):
+        up, parent = parent, ctx.parent(parent)
+    if up is not expr:  # inside a display: fine only when the display is the returned sample
+        return isinstance(parent, (ast.Return, ast.Yield))
+    if isinstance(parent, (ast.Return, ast.Yield, ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue)):
+        return True
+    if isinstance(parent, ast.Subscript) and parent.slice is expr:
+        return True
+    if isinstance(parent, ast.Call) and expr in parent.args:
+        return ctx.call_name(parent) in NEUTRAL_CALLS
+    if isinstance(parent, ast.Expr):
+        return True
+    if follow and isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        fn = ctx.enclosing_function(parent)
+        if fn is None:
+            return False
+        name = parent.targets[0].id
+        for sub in ctx.walk_function(fn.node):
+            if isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load):
+                if not _elem_neutral(ctx, sub, follow=False):
+                    return False
+        return True
+    return False
+
+
 def classify_use(ctx, node: ast.Attribute) -> tuple[str, str]:
     """How ``<recv>.X`` (node) is used: (kind, detail)."""
     parent = ctx.parent(node)
@@ -753,6 +790,8 @@ def classify_use(ctx, node: ast.Attribute) -> tuple[str, str]:
             )
             if not reads_table:
                 return "key", ""
+        if not _elem_neutral(ctx, parent):
+            return "index_loose", "an element is used where `np.int64` and `int` may differ"
         return "index", ""
     if isinstance(parent, ast.Attribute) and parent.value is node:
         grand = ctx.parent(parent)
@@ -1124,6 +1163,14 @@ class CopyOnReadContainer(Rule):
                 kind, detail = classify_use(ctx, sub)
                 if kind != "store":
                     info.uses.append(Use(sub.attr, kind, detail, sub.lineno, top(sub)))
+        # uses inside nested functions (closures, key functions): they may run at any time
+        seen = {id(sub) for sub in ctx.walk_function(node)}
+        for sub in ast.walk(node):
+            if id(sub) in seen or not isinstance(sub, ast.Attribute):
+                continue
+            if isinstance(sub.value, ast.Name) and sub.value.id == fn.self_name:
+                kind, detail = classify_use(ctx, sub)
+                info.uses.append(Use(sub.attr, kind if kind != "store" else "store", detail, sub.lineno, -2))
         return info
 
     @staticmethod
@@ -1414,7 +1461,7 @@ class CopyOnReadContainer(Rule):
                 for use in minfo.uses:
                     if use.attr != attr:
                         continue
-                    if is_build and (use.top < 0 or use.top <= last_top):
+                    if is_build and 0 <= use.top <= last_top:
                         if use.top == last_top and one_shot and use.row > resolved[0][2].span.end_row:
                             pass  # after the assignment, same statement: unusual; judge it
                         else:
@@ -1440,6 +1487,10 @@ class CopyOnReadContainer(Rule):
     def _judge(kind, detail, where, elem, unsafe, breaking, attr, receiver=None):
         subject = receiver or f"`self.{attr}`"
         if kind in SAFE_USES or kind == "noop":
+            return
+        if kind == "index_loose":
+            if elem.kind == "int":
+                unsafe.append(f"{detail} at {where}")
             return
         if kind == "elemtype":
             if elem.kind == "int" or "`type`" in detail:
