@@ -947,11 +947,15 @@ class CopyOnReadContainer(Rule):
             The fix converts a list of str / int / float (element type known from the code) to a
             numpy array with an explicit dtype, importing numpy when needed. It is safe only when
             every use of the attribute in the project is one an array answers the same way
-            (indexing with one integer, `len`, iteration, membership). It is unsafe when the list
-            (or a slice of it) is handed to other code, returned, aliased, or its int elements are
-            type-checked or JSON-encoded (`np.int64` is not `int`). There is no fix when the list
-            is mutated after `__init__`, truth-tested, concatenated, compared, JSON-dumped, or
-            holds tuples, dicts, paths or mixed values.
+            (indexing with one integer, `len`, iteration, membership; int elements only returned,
+            used in arithmetic, as indexes or in `torch.tensor()`). It is unsafe when the list (or a
+            slice of it) is handed to other code, returned, aliased, reassigned later, its int
+            elements are type-checked, JSON-encoded or kept elsewhere (`np.int64` is not `int`), or
+            its element type is known only from this project's calls of the class. There is no fix
+            when the list is mutated after `__init__`, truth-tested, concatenated, compared,
+            JSON-dumped, built in several methods, or holds tuples, dicts, paths or mixed values.
+            List-only uses right after the build in the same method (`if not self.X: raise`,
+            `self.X.sort()`) stay before the conversion, which goes after the last of them.
             """,
         "References": """
             - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
