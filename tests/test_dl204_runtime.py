@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from golden import FIXTURES, run_dllint, run_python
 
 cv2 = pytest.importorskip("cv2", reason="opencv-python(-headless) is not installed: pip install opencv-python-headless")

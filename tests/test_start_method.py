@@ -9,10 +9,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from golden import run_dllint
 
 from dllint.config import Settings, parse_requires_python
 from dllint.engine import Engine
-from golden import run_dllint
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -254,7 +254,7 @@ def check(root: Path, *args: str) -> tuple[int, list[str]]:
 )
 def test_dl301_follows_the_target(tmp_path, target, fires):
     write(tmp_path, {"data.py": DATA})
-    code, lines = check(tmp_path, "--select", "DL301", "--target-version", target)
+    _, lines = check(tmp_path, "--select", "DL301", "--target-version", target)
     assert any("DL301" in line for line in lines) is fires, lines
 
 
@@ -266,7 +266,7 @@ def test_dl301_silent_under_an_entry_script_spawn(tmp_path):
             "train.py": 'import torch.multiprocessing as mp\nfrom data import make_loader\nmp.set_start_method("spawn")\n',
         },
     )
-    code, lines = check(tmp_path, "--select", "DL301,DL201", "--target-version", "py311")
+    _, lines = check(tmp_path, "--select", "DL301,DL201", "--target-version", "py311")
     assert not any("DL301" in line for line in lines), lines
     # the hazard's own rule still reports, as a warning under spawn
     assert any("DL201" in line and "spawn" in line for line in lines), lines
@@ -292,7 +292,7 @@ def test_dl301_silent_when_the_hazard_cannot_be_traced(tmp_path):
             "data.py": DATA.replace("return DataLoader(Points(), num_workers=2)", "return DataLoader(build(), num_workers=2)"),
         },
     )
-    code, lines = check(tmp_path, "--select", "DL301,DL201", "--target-version", "py311")
+    _, lines = check(tmp_path, "--select", "DL301,DL201", "--target-version", "py311")
     assert not any("DL301" in line for line in lines), lines
     assert any("DL201" in line for line in lines), lines  # info: no loader seen using Points
 

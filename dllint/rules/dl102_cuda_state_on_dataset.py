@@ -19,7 +19,10 @@ from dllint.rules.dl201_cuda_in_worker import (
     start_methods_of,
     worker_code,
 )
-from dllint.rules.dl301_missing_multiprocessing_context import dataset_call_key, insertion_point
+from dllint.rules.dl301_missing_multiprocessing_context import (
+    dataset_call_key,
+    insertion_point,
+)
 
 # methods whose result is no longer on the GPU (or not a tensor)
 _OFF_GPU = frozenset({"cpu", "numpy", "tolist", "item", "size", "numel", "dim", "keys", "values", "items"})
@@ -156,8 +159,8 @@ class CudaStateOnDataset(Rule):
             if fn is None or not fn.self_name:
                 continue
             found = []
-            for fn in self._init_methods(ctx, info, fn):
-                found.extend(self._cuda_assignments(ctx, fn))
+            for method in self._init_methods(ctx, info, fn):
+                found.extend(self._cuda_assignments(ctx, method))
             if found:
                 out[info.qualname] = found
         tensor_datasets = []

@@ -101,10 +101,7 @@ class MissingMultiprocessingContext(Rule):
 
         merged: dict[str, list] = {}
         for rule in all_rules():
-            try:
-                found = rule.fork_hazards(project) or {}
-            except Exception:  # another rule's bug must not take this one down
-                continue
+            found = rule.fork_hazards(project) or {}
             for key, items in found.items():
                 merged.setdefault(key, []).extend(items)
         return merged
