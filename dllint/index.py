@@ -399,7 +399,8 @@ class ProjectIndex:
         for f in self.files.values():
             if f is facts or not any(s.module_level and not s.in_main_guard for s in f.start_methods):
                 continue
-            if any(f.module in c.imported_modules for c in (facts, *callers)):
+            # importing pkg.data runs pkg/__init__.py first: parent packages count as imported
+            if any(f.module in c.imported_modules or c.module.startswith(f.module + ".") for c in (facts, *callers)):
                 out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
         return out
 
