@@ -374,3 +374,15 @@ def test_dl301_follows_worker_code_into_files_without_trigger_words(tmp_path):
     )
     code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--output-format", "concise", "-q", "--no-fix", "--target-version", "py311", "data.py"])
     assert code == 1 and "data.py:11:10: DL301" in out and "helpers.py:5" in out, out
+
+
+def test_module_level_call_in_a_parent_package_applies(tmp_path):
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": 'import torch.multiprocessing as mp\nmp.set_start_method("spawn", force=True)\n',
+            "pkg/data.py": DATA,
+        },
+    )
+    (ld,) = loaders(tmp_path).values()
+    assert ld.start_methods == {"spawn"}
