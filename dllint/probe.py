@@ -722,8 +722,15 @@ def _run_tagged(loader_factory: Callable[[], Any], epochs: int) -> list[dict[int
     out = []
     for _ in range(epochs):
         per: dict[int, list[str]] = {}
-        for wid, fp in loader_factory():
-            per.setdefault(int(wid), []).append(fp)
+        it = iter(loader_factory())
+        try:
+            for wid, fp in it:
+                per.setdefault(int(wid), []).append(fp)
+        finally:  # shut the workers down now, also when one raised (else joins time out later)
+            shutdown = getattr(it, "_shutdown_workers", None)
+            if shutdown is not None:
+                shutdown()
+            del it
         out.append(per)
     return out
 

@@ -47,7 +47,8 @@ def run(name, **kw):
 def test_copy_on_read_growth_is_confirmed_and_fixed_form_is_silent():
     kw = {"batch_size": 4096, "seconds": 60, "checks": ("memory",)}
     bad = run("copy_on_read_list", **kw)
-    good = run("copy_on_read_array", **kw)
+    # the fixed form stays silent even with no growth threshold at all: nothing on it holds Python objects
+    good = run("copy_on_read_array", **kw, min_growth_mb=0)
     for r in (bad, good):
         assert r.items_read == 500_000 and r.epoch_done
         assert len(r.memory) == 2 and all(m.items > 50_000 for m in r.memory)
@@ -61,18 +62,11 @@ def test_copy_on_read_growth_is_confirmed_and_fixed_form_is_silent():
     assert bad_rate >= 3 * max(good_rate, 4096)
     f = finding(bad, "DL101")
     assert f.status == CONFIRMED and "paths (list, 500,001 Python objects" in f.message
-    assert finding(good, "DL101").status == OK
+    f = finding(good, "DL101")
+    assert f.status == OK and "no dataset attribute holds many Python objects" in f.message
     # the live object counts that point at the culprit
     assert bad.attributes[0].name == "paths" and bad.attributes[0].objects == 500_001
     assert good.attributes[0].name == "paths" and good.attributes[0].objects == 1
-
-
-@linux_only
-def test_growth_without_python_containers_is_not_blamed_on_the_dataset():
-    # Threshold 0: growth is "large", but no attribute holds Python objects -> not confirmed.
-    r = run("copy_on_read_array", batch_size=4096, checks=("memory",), min_growth_mb=0)
-    f = finding(r, "DL101")
-    assert f.status == OK and "no dataset attribute holds many Python objects" in f.message
 
 
 @linux_only
@@ -289,7 +283,7 @@ def test_cli_copy_on_read_exit_codes_and_json():
     dl101 = next(f for f in data["findings"] if f["code"] == "DL101")
     assert dl101["name"] == "copy-on-read-container"
     assert dl101["details"]["median_growth_bytes"] >= 8 * MiB
-    res = cli(f"{FIX}:copy_on_read_array", "--batch-size", "4096", "--seconds", "60")
+    res = cli(f"{FIX}:copy_on_read_array", "--batch-size", "4096", "--seconds", "60", "--skip", "rng")
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip().splitlines()[-1] == "0 problem(s) confirmed"
     assert "ok   DL101 copy-on-read-container" in res.stdout
@@ -305,13 +299,14 @@ def test_cli_dotted_module_and_text_report():
 
 @linux_only
 def test_dataset_that_raises_is_reported_not_crashed():
-    r = run("broken", checks=("memory", "rng", "pickle"))
-    status = {f.code: f.status for f in r.findings}
-    assert status == {"DL103": OK, "DL101": pr.ERROR, "DL105": pr.ERROR}
-    assert "KeyError: 'missing label for item 0'" in finding(r, "DL101").message
     res = cli(f"{FIX}:broken")
     assert res.returncode == 2
-    assert res.stdout.strip().splitlines()[-1] == "0 problem(s) confirmed; 2 experiment(s) could not run"
+    lines = res.stdout.strip().splitlines()
+    assert lines[-1] == "0 problem(s) confirmed; 2 experiment(s) could not run"
+    assert any(line.startswith("ok   DL103") for line in lines)
+    err = [line for line in lines if line.startswith("err  ")]
+    assert [line.split()[1] for line in err] == ["DL101", "DL105"]
+    assert all(line.endswith("KeyError: 'missing label for item 0'") for line in err)
 
 
 def test_cli_bad_target_exits_2():
