@@ -397,7 +397,8 @@ def test_pid_inspects_a_running_job():
         assert checks["nofile"].verdict == WARN and checks["nofile"].fix.startswith("ulimit -n 4096")
         fds = checks["open-fds"]
         assert fds.verdict == WARN and fds.data["open"] >= 60 and fds.data["pid"] == job.pid
-        assert len(fds.data["children"]) == 1
+        if os.path.exists(f"/proc/self/task/{os.getpid()}/children"):  # CONFIG_PROC_CHILDREN
+            assert len(fds.data["children"]) == 1
         assert checks["cuda"].data["driver_loaded_in_pid"] is False
         assert res.exit_code == 0
     finally:
