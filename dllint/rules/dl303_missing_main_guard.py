@@ -447,8 +447,9 @@ class MissingMainGuard(Rule):
             )
             severity = "error"
         else:
+            now = "fine under fork, but" if methods == {"fork"} else "the start method is not known here;"
             message = (
-                f"{what} at import time, outside `if __name__ == \"__main__\":`: fine under fork, but under "
+                f"{what} at import time, outside `if __name__ == \"__main__\":`: {now} under "
                 f"spawn/forkserver (macOS, Windows, Linux from Python 3.14) every worker re-imports this module "
                 f"and fails with {BOOTSTRAP}; move it under the guard{tail}"
             )
