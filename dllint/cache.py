@@ -21,7 +21,11 @@ bypasses the cache; it never fails a run.
 
 from __future__ import annotations
 
+import copyreg
+import dataclasses
+import functools
 import hashlib
+import io
 import os
 import pickle
 import sys
@@ -30,7 +34,7 @@ import time
 
 CACHE_DIR = ".dllint_cache"
 INDEX_FILE = "files.pickle"
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000  # files modified this recently are not remembered by (mtime, size)
 
 _fingerprint: str | None = None
@@ -62,6 +66,48 @@ def code_fingerprint() -> str:
                         h.update(b"?")
         _fingerprint = h.hexdigest()
     return _fingerprint
+
+
+# ---------------------------------------------------------------------------- fast pickling
+#
+# Slotted dataclasses (Span, Value, FunctionFacts ...) unpickle through dataclasses'
+# _dataclass_setstate, which calls fields() for every object: 19 s of a 30 s warm run on the torch
+# tree. Reduced to ``cls(*values)`` they load about ten times faster; the format stays plain pickle.
+
+_table: dict | None = None
+
+
+def _plain_dataclass(cls: type) -> bool:
+    if not (dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__) or hasattr(cls, "__post_init__"):
+        return False
+    return all(f.init and not getattr(f, "kw_only", False) for f in dataclasses.fields(cls))
+
+
+def _reduce(cls, names, obj):
+    return cls, tuple([getattr(obj, n) for n in names])
+
+
+def _dispatch_table() -> dict:
+    global _table
+    if _table is None:
+        table = dict(copyreg.dispatch_table)
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == "dllint" or name.startswith("dllint.")):
+                continue
+            for obj in list(vars(module).values()):
+                if isinstance(obj, type) and obj.__module__ == name and _plain_dataclass(obj):
+                    names = tuple(f.name for f in dataclasses.fields(obj))
+                    table[obj] = functools.partial(_reduce, obj, names)
+        _table = table
+    return _table
+
+
+def dumps(obj) -> bytes:
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _dispatch_table()
+    pickler.dump(obj)
+    return buf.getvalue()
 
 
 def default_cache_dir(root: str) -> str:
@@ -162,7 +208,7 @@ class FactCache:
         if not self.enabled:
             return
         try:
-            self._write(self._facts_path(key), pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+            self._write(self._facts_path(key), dumps(facts))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 

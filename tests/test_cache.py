@@ -199,3 +199,13 @@ def test_index_from_another_dllint_is_not_used(tmp_path):
     stored["fingerprint"] = (stored["fingerprint"][0], "older code")
     (tmp_path / "files.pickle").write_bytes(pickle.dumps(stored))
     assert FactCache(str(tmp_path)).lookup(str(path), path.stat()) is None
+
+
+def test_fast_pickling_round_trips_facts(tmp_path):
+    from dllint.cache import dumps
+
+    generate(str(tmp_path), seed=5, files=60)
+    analysis, _ = analyse(tmp_path, None)
+    assert analysis.project.files
+    for facts in analysis.project.files.values():
+        assert pickle.loads(dumps(facts)) == facts
