@@ -60,8 +60,9 @@ def mod(tmp_path_factory):
         (3, r"Can't pickle local object 'loaders.<locals>.<lambda>'"),
         (4, r"Can't pickle local object 'loaders.<locals>.<lambda>'"),
         (5, r"Can't pickle local object 'loaders.<locals>.init'"),
+        (6, r"Can't pickle local object 'Counted.__init__.<locals>.<lambda>'"),
     ],
-    ids=["lambda-attr", "lock", "generator", "stored-lambda", "collate-lambda", "nested-init-fn"],
+    ids=["lambda-attr", "lock", "generator", "stored-lambda", "collate-lambda", "nested-init-fn", "defaultdict-lambda"],
 )
 def test_flagged_state_fails_under_spawn(mod, index, error):
     loader = mod.loaders()[index]
@@ -105,6 +106,7 @@ def test_rule_findings_match_the_failing_cases(tmp_path):
     lines = FIXTURE.read_text().splitlines()
     texts = [lines[r - 1].strip() for r in rows]
     assert texts[:3] == ["self.clean = lambda s: s.strip()", "self.lock = threading.Lock()", "self.rows = (i * i for i in range(n))"]
-    assert texts[3] == "class Local(Dataset):"
-    assert "transform=lambda" in texts[4] and "collate_fn=lambda" in texts[5] and "worker_init_fn=init" in texts[6]
-    assert len(rows) == 7
+    assert texts[3] == "self.counts = counts or defaultdict(lambda: 0)"
+    assert texts[4] == "class Local(Dataset):"
+    assert "transform=lambda" in texts[5] and "collate_fn=lambda" in texts[6] and "worker_init_fn=init" in texts[7]
+    assert len(rows) == 8

@@ -55,6 +55,9 @@ def test_dl203_constant_seed_replays_every_epoch(tmp_path):
             continue
         numpy_draws = [[batch[0] for batch in epoch] for epoch in (first, second)]
         assert numpy_draws[0] == numpy_draws[1], f"loader {index}: numpy draws differ although the seed is constant"
+    # a nested worker_init_fn closing over the seed (fork: no pickling needed)
+    first, second = epochs(mod.nested_loader(7))
+    assert [b[0] for b in first] == [b[0] for b in second]
     # worker_init_fn=numpy.random.seed: numpy reseeded with the worker id, every epoch
     first, second = epochs(mod.direct_loader())
     assert [b[0] for b in first] == [b[0] for b in second]
@@ -90,7 +93,7 @@ def test_dl203_golden_findings_point_at_the_seed_calls(tmp_path):
     rows = sorted(int(line.split(":")[1]) for line in out.splitlines() if " DL203 " in line)
     text = DL203.read_text().splitlines()
     assert [text[r - 1].strip().split("(")[0] for r in rows] == [
-        "np.random.seed", "random.seed", "np.random.seed", "set_seed", "DataLoader", "return DataLoader"
+        "np.random.seed", "random.seed", "np.random.seed", "set_seed", "DataLoader", "return DataLoader", "np.random.seed"
     ]
 
 

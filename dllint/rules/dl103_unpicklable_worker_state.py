@@ -98,11 +98,17 @@ def unpicklable(ctx, node, generators, depth=0, callables_only=False):
     local = _local_qualname(ctx, node)
     if local:
         return "local", f"`{local.rsplit('.', 1)[-1]}`, defined inside a function", LOCAL_ERROR
+    if isinstance(node, (ast.BoolOp, ast.IfExp)):  # `transform or Compose([...])`
+        for option in node.values if isinstance(node, ast.BoolOp) else (node.body, node.orelse):
+            found = unpicklable(ctx, option, generators, depth + 1, callables_only)
+            if found:
+                return found
+        return None
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         for elt in node.elts:
             found = unpicklable(ctx, elt, generators, depth + 1, callables_only=True)
             if found and found[0] in ("lambda", "local"):
-                return found[0], f"a container holding {found[1]}", found[2]
+                return found[0], found[1] if " inside " in found[1] else f"a container holding {found[1]}", found[2]
         return None
     if isinstance(node, ast.Dict):
         for elt in node.values:
@@ -120,7 +126,8 @@ def unpicklable(ctx, node, generators, depth=0, callables_only=False):
         for arg in (*node.args, *(k.value for k in node.keywords)):
             found = unpicklable(ctx, arg, generators, depth + 1, callables_only=True)
             if found and found[0] in ("lambda", "local"):
-                return found[0], f"{found[1]} inside `{ctx.segment(node.func, 40)}(...)`", found[2]
+                what = found[1] if " inside " in found[1] else f"{found[1]} inside `{ctx.segment(node.func, 40)}(...)`"
+                return found[0], what, found[2]
     if callables_only:
         return None
     if callee in HANDLE_CTORS and callee != "PIL.Image.open":

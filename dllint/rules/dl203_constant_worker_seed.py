@@ -265,6 +265,14 @@ class ConstantWorkerSeed(Rule):
             lam = None
             if isinstance(value, ast.Lambda):
                 lam = _analyse(ctx, classifier, value, None, torch_name)
+            elif isinstance(value, ast.Name):
+                # a worker_init_fn defined inside the function that builds the loader
+                binding = ctx.lookup(value.id, ctx.scope_of(value))
+                if binding is not None and binding.kind == "def" and ".<locals>." in (binding.qualname or ""):
+                    local = next((f for f in ctx.functions if f.qualname == binding.qualname), None)
+                    if local is not None:
+                        lam = _analyse(ctx, classifier, local.node, local.self_name, torch_name)
+                        lam = (lam[0], lam[1], f"`worker_init_fn` `{local.node.name}`")
             direct = canonical(ctx.qualname(value)) if isinstance(value, (ast.Name, ast.Attribute)) else None
             if direct in SEED_FUNCS:
                 # worker_init_fn=np.random.seed: seeds from the worker id itself
@@ -295,8 +303,13 @@ class ConstantWorkerSeed(Rule):
                 if use["persistent"]:
                     continue
                 if use["lambda"] is not None:
-                    seeds, helpers = use["lambda"]
-                    what = "A lambda `worker_init_fn`" if seeds and seeds[0]["arg"] is not None or helpers else "`worker_init_fn` itself"
+                    seeds, helpers = use["lambda"][:2]
+                    if len(use["lambda"]) == 3:
+                        what = use["lambda"][2]
+                    elif seeds and seeds[0]["arg"] is not None or helpers:
+                        what = "A lambda `worker_init_fn`"
+                    else:
+                        what = "`worker_init_fn` itself"
                     yield from self._report(project, facts, what, seeds, helpers, seen)
                     continue
                 if loader is not None:
