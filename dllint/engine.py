@@ -86,6 +86,9 @@ class Engine:
         self.cache = cache  # a dllint.cache.FactCache, or None
         if cache is not None:  # facts depend on the configured loader classes too
             cache.settings_key = repr(sorted(settings.dataloader_classes))
+        # with a cache: when no file changed since a run with the same inputs, return its findings
+        # without building the index (Analysis.project then holds no facts: not for fixing)
+        self.reuse_results = False
         # DLLINT_NO_PREFILTER=1 (or check --no-prefilter): parse every file (equivalence tests)
         self.prefilter = os.environ.get("DLLINT_NO_PREFILTER", "") in ("", "0")
         self.rules = all_rules()
@@ -143,6 +146,17 @@ class Engine:
             if cache is not None and st is not None:
                 entries[path] = cache.remember(path, st, _content_hash(data[path]))
         notebooks = self._read_notebooks(data, read_errors)
+        result_key = None
+        if cache is not None and self.reuse_results and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
+            result_key = cache.result_key([
+                repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit),
+                b"".join(p.encode() + b"\0" + entries[p][2] for p in paths),
+            ])
+            found = cache.load_result(result_key)
+            if isinstance(found, tuple) and len(found) == 2:
+                reused, analysed = found
+                empty = Project(self.settings, ProjectIndex({}, self.settings, {}), {}, {}, target_set)
+                return Analysis(list(reused), empty, len(target_set), analysed, {}, {})
         names = {p: module_name(p) for p in (*data, *entries)}
         all_modules: dict[str, list[str]] = {}
         for path, mn in names.items():
@@ -194,6 +208,8 @@ class Engine:
                 if d.path not in data and d.path in entries:
                     self._read_into(d.path, data, entries, read_errors)
             cache.forget_missing(set(paths))
+            if result_key is not None:
+                cache.store_result(result_key, (result, len(facts)))
             cache.save()
         return Analysis(result, project, len(target_set), len(facts), data, notebooks)
 
