@@ -118,6 +118,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
     engine = Engine(settings, root, jobs=jobs, cache=None if no_cache else open_cache(root, cache_dir))
     if no_prefilter:
         engine.prefilter = False
+    engine.reuse_results = not (fix or diff or add_noqa)  # fixing needs the facts and the sources
     if stdin_data is not None:
         targets = paths
         base_overlay = {paths[0]: stdin_data}
