@@ -212,6 +212,39 @@ class FactCache:
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             pass
 
+    # ------------------------------------------------------------------ whole results
+
+    def result_key(self, parts: list) -> str:
+        """Key of a whole run's result: everything it depends on (see Engine.analyse)."""
+        h = hashlib.blake2b(digest_size=20)
+        h.update(f"{self.fingerprint}\0{self.settings_key}\0".encode())
+        for part in parts:
+            h.update(part if isinstance(part, bytes) else repr(part).encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def load_result(self, key: str):
+        if not self.enabled:
+            return None
+        try:
+            with open(os.path.join(self.directory, "results", key), "rb") as fh:
+                return pickle.load(fh)
+        except Exception:  # missing, torn or incompatible: analyse normally
+            return None
+
+    def store_result(self, key: str, result) -> None:
+        if not self.enabled:
+            return
+        directory = os.path.join(self.directory, "results")
+        try:
+            if os.path.isdir(directory):  # keep only the latest few results
+                old = sorted(os.scandir(directory), key=lambda e: e.stat().st_mtime_ns)
+                for entry in old[:-7]:
+                    os.unlink(entry.path)
+            self._write(os.path.join(directory, key), dumps(result))
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
     # ------------------------------------------------------------------ writing
 
     def _ensure_dir(self) -> None:

@@ -209,3 +209,39 @@ def test_fast_pickling_round_trips_facts(tmp_path):
     assert analysis.project.files
     for facts in analysis.project.files.values():
         assert pickle.loads(dumps(facts)) == facts
+
+
+def test_unchanged_project_reuses_the_result_and_any_change_invalidates_it(tmp_path):
+    generate(str(tmp_path), seed=0, files=80)
+    age(tmp_path)
+    reference = run(tmp_path, "--no-cache")
+    assert run(tmp_path) == reference
+    results = tmp_path / CACHE_DIR / "results"
+    assert len(list(results.iterdir())) == 1
+    assert run(tmp_path) == reference  # served from the stored result
+    assert run(tmp_path, "--output-format", "full") == run(tmp_path, "--no-cache", "--output-format", "full")
+    # other options are other results
+    assert run(tmp_path, "--ignore", "DL103") == run(tmp_path, "--no-cache", "--ignore", "DL103")
+    # an edit anywhere invalidates the stored result
+    sets = next(p for p in sorted((tmp_path / "proj0" / "data").glob("sets_*.py")) if "lambda" in p.read_text())
+    sets.write_text(sets.read_text().replace("lambda x: x * 2", "abs"))
+    past = time.time() - 5
+    os.utime(sets, (past, past))
+    expected = run(tmp_path, "--no-cache")
+    assert expected != reference
+    assert run(tmp_path) == expected
+    assert run(tmp_path) == expected
+    # --fix never uses a stored result: it needs the facts
+    fixed = run(tmp_path, "--fix")
+    assert fixed == run(tmp_path, "--no-cache")
+
+
+def test_reused_result_is_not_a_stale_one_when_a_file_is_added(tmp_path):
+    generate(str(tmp_path), seed=0, files=40)
+    age(tmp_path)
+    before = run(tmp_path)
+    assert run(tmp_path) == before
+    extra = tmp_path / "late.py"
+    extra.write_text("import torch.multiprocessing as mp\nmp.set_sharing_strategy('file_system')\n")
+    after = run(tmp_path)
+    assert "late.py" in after and after == run(tmp_path, "--no-cache")
