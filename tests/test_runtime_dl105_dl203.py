@@ -106,7 +106,7 @@ def draws(loader, n_epochs=2):
     return [[batch.tolist() for batch in loader] for _ in range(n_epochs)]
 
 
-@pytest.mark.parametrize("name", ["NumpyNoise", "PyNoise", "TorchNoise"])
+@pytest.mark.parametrize("name", ["NumpyNoise", "PyNoise", "TorchNoise", "SeededTorchNoise"])
 def test_dl105_rng_object_gives_workers_identical_draws(tmp_path, name):
     mod = load(DL105, tmp_path, "dl105_positive")
     torch.manual_seed(0)
@@ -129,4 +129,4 @@ def test_dl105_flags_exactly_the_copied_generators(tmp_path):
     case = Case("dl105/positive", DL105)
     out = findings(copy_case(case, tmp_path), case)
     flagged = sorted(line.split("`")[1] for line in out.splitlines() if " DL105 " in line)
-    assert flagged == ["self.gen", "self.random", "self.rng"]
+    assert flagged == ["self.gen", "self.gen", "self.random", "self.rng"]

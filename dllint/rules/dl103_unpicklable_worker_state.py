@@ -118,6 +118,8 @@ def unpicklable(ctx, node, generators, depth=0, callables_only=False):
         return None
     if not isinstance(node, ast.Call):
         return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "manual_seed" and isinstance(node.func.value, ast.Call):
+        return unpicklable(ctx, node.func.value, generators, depth + 1, callables_only)  # torch.Generator().manual_seed(0)
     local = _local_qualname(ctx, node.func)
     if local:
         return "local", f"an instance of `{local.rsplit('.', 1)[-1]}`, a class defined inside a function", LOCAL_ERROR

@@ -106,12 +106,14 @@ class RngObjectCopiedToWorkers(Rule):
     }
 
     def extract(self, ctx):
-        """Per method: attributes reseeded in place (``self.rng.seed(...)``)."""
+        """Per method: attributes reseeded in place (``self.rng.seed(...)``), and attributes set to
+        a seeded chain the core value summary cannot see through (``torch.Generator().manual_seed(0)``)."""
         out = {}
         for fn in ctx.functions:
             if not fn.self_name:
                 continue
             attrs = set()
+            chained = []
             for node in ctx.walk_function(fn.node):
                 if (
                     isinstance(node, ast.Call)
@@ -120,8 +122,16 @@ class RngObjectCopiedToWorkers(Rule):
                     and ctx.is_self_attr(node.func.value, fn)
                 ):
                     attrs.add(node.func.value.attr)
-            if attrs:
-                out[fn.qualname] = sorted(attrs)
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and ctx.is_self_attr(node.targets[0], fn):
+                    inner = node.value
+                    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in RESEED_METHODS:
+                        inner = inner.func.value
+                        if isinstance(inner, ast.Call):
+                            ctor = canonical(ctx.qualname(inner.func))
+                            if ctor in RNG_CTORS:
+                                chained.append((node.targets[0].attr, ctor, ctx.span(node.value)))
+            if attrs or chained:
+                out[fn.qualname] = {"reseeded": sorted(attrs), "chained": chained}
         return out or None
 
     def check(self, project):
@@ -145,29 +155,33 @@ class RngObjectCopiedToWorkers(Rule):
             for fn in setup:
                 if fn.key in worker_keys:
                     continue
+                found = []
                 for attr, values in fn.fn.self_writes.items():
                     for value in values:
                         ctor = rng_ctor(value)
-                        if ctor is None:
-                            continue
-                        readers = [f for f in workers if attr in f.fn.self_reads]
-                        if not readers or self._recreated(project, workers, attr):
-                            continue
-                        key = (fn.file.path, value.span)
-                        if key in reported:
-                            continue
-                        reported.add(key)
-                        reader = readers[0].fn.name
-                        yield Diagnostic(
-                            self.code,
-                            f"`self.{attr}` is a `{RNG_CTORS[ctor]}` built in `{fn.fn.name}` and drawn from in "
-                            f"`{reader}`: every worker gets a copy with the same state (torch reseeds only the global "
-                            "RNGs), so workers draw identical numbers and every epoch repeats the last; create it in "
-                            "the worker, seeded from `torch.utils.data.get_worker_info().seed`",
-                            fn.file.path,
-                            value.span,
-                            severity=self.severity,
-                        )
+                        if ctor is not None:
+                            found.append((attr, ctor, value.span))
+                entry = (project.payload(self.code, fn.file.path) or {}).get(fn.fn.qualname) or {}
+                found.extend(entry.get("chained", ()))
+                for attr, ctor, span in found:
+                    readers = [f for f in workers if attr in f.fn.self_reads]
+                    if not readers or self._recreated(project, workers, attr):
+                        continue
+                    key = (fn.file.path, span)
+                    if key in reported:
+                        continue
+                    reported.add(key)
+                    reader = readers[0].fn.name
+                    yield Diagnostic(
+                        self.code,
+                        f"`self.{attr}` is a `{RNG_CTORS[ctor]}` built in `{fn.fn.name}` and drawn from in "
+                        f"`{reader}`: every worker gets a copy with the same state (torch reseeds only the global "
+                        "RNGs), so workers draw identical numbers and every epoch repeats the last; create it in "
+                        "the worker, seeded from `torch.utils.data.get_worker_info().seed`",
+                        fn.file.path,
+                        span,
+                        severity=self.severity,
+                    )
 
     @staticmethod
     def _has_init_fn(loader) -> bool:
@@ -180,7 +194,7 @@ class RngObjectCopiedToWorkers(Rule):
         for f in workers:
             if attr in f.fn.self_writes:
                 return True
-            reseeded = project.payload(self.code, f.file.path) or {}
-            if attr in reseeded.get(f.fn.qualname, ()):
+            entry = (project.payload(self.code, f.file.path) or {}).get(f.fn.qualname) or {}
+            if attr in entry.get("reseeded", ()):
                 return True
         return False
