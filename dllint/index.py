@@ -375,8 +375,33 @@ class ProjectIndex:
         """The start method set by set_start_method for code in ``facts``, else the defaults."""
         found = self.start_method_calls(facts)
         if found:
-            return frozenset(s.method if s.method in START_METHODS else "unknown" for _, s in found)
+            methods = frozenset(s.method if s.method in START_METHODS else "unknown" for _, s in found)
+            if self.default_also_applies(facts):
+                methods |= self.settings.default_start_methods()
+            return methods
         return self.settings.default_start_methods()
+
+    def default_also_applies(self, facts: FileFacts) -> bool:
+        """The applying set_start_method calls come from some entry scripts importing ``facts``,
+        but another entry script (a module with a ``__main__`` guard that no other importer
+        imports) reaches it without setting one: there the target's default applies."""
+        if facts.start_methods or not self.start_method_calls(facts):
+            return False
+        callers = self._importers(facts.module)
+        if not any(c.start_methods for c in callers):
+            return False  # the calls run on import: they apply to every entry
+        imported = set().union(*(c.imported_modules for c in callers))
+        setters = {
+            f.module
+            for f in self.files.values()
+            if any(s.module_level and not s.in_main_guard for s in f.start_methods)
+        }
+        for entry in callers:
+            if entry.main_guard is None or entry.module in imported or entry.start_methods:
+                continue
+            if not (entry.imported_modules & setters):
+                return True
+        return False
 
     def start_method_calls(self, facts: FileFacts) -> list:
         """[(file, StartMethodCall)] of the ``set_start_method`` calls that apply to code in
