@@ -386,3 +386,36 @@ def test_module_level_call_in_a_parent_package_applies(tmp_path):
     )
     (ld,) = loaders(tmp_path).values()
     assert ld.start_methods == {"spawn"}
+
+
+def test_an_entry_script_without_a_call_keeps_the_default(tmp_path):
+    """Two scripts run the same loader: one sets spawn, the other does not (fork there)."""
+    write(
+        tmp_path,
+        {
+            "data.py": DATA,
+            "train.py": 'import multiprocessing as mp\nfrom data import make_loader\nif __name__ == "__main__":\n    mp.set_start_method("spawn")\n    make_loader()\n',
+            # parsed because it mentions DataLoader (an entry script that is never parsed is not seen)
+            "evaluate.py": (
+                "from torch.utils.data import DataLoader\nfrom data import make_loader\n\n"
+                "def evaluate(loader: DataLoader):\n    return sum(1 for _ in loader)\n\n"
+                'if __name__ == "__main__":\n    evaluate(make_loader())\n'
+            ),
+            # a test module (no main guard) is not an entry script
+            "test_data.py": "from data import make_loader\n\ndef test_loader():\n    make_loader()\n",
+        },
+    )
+    (ld,) = loaders(tmp_path).values()
+    assert ld.start_methods == {"spawn", "fork"}
+    _, lines = check(tmp_path, "--select", "DL301,DL307", "--target-version", "py311")
+    assert sum("DL301" in line for line in lines) == 1 and sum("DL307" in line for line in lines) == 1, lines
+    # with evaluate.py also setting it, spawn is all that applies
+    (tmp_path / "evaluate.py").write_text(
+        (tmp_path / "evaluate.py").read_text().replace(
+            'if __name__ == "__main__":\n', 'if __name__ == "__main__":\n    import multiprocessing\n    multiprocessing.set_start_method("forkserver")\n'
+        )
+    )
+    (ld,) = loaders(tmp_path).values()
+    assert ld.start_methods == {"spawn", "forkserver"}
+    _, lines = check(tmp_path, "--select", "DL301,DL307", "--target-version", "py311")
+    assert lines == []

@@ -98,7 +98,7 @@ class ImplicitStartMethod(Rule):
                 continue
             if not loader.may_start_workers or loader.context is not None:
                 continue
-            if index.start_method_calls(loader.file):
+            if index.start_method_calls(loader.file) and not index.default_also_applies(loader.file):
                 continue
             methods = set(loader.start_methods)
             given = "; ".join(f"{m} ({where})" for m, where in targets if m in methods) or ", ".join(sorted(methods))
