@@ -110,3 +110,29 @@ def test_rule_findings_match_the_failing_cases(tmp_path):
     assert texts[4] == "class Local(Dataset):"
     assert "transform=lambda" in texts[5] and "collate_fn=lambda" in texts[6] and "worker_init_fn=init" in texts[7]
     assert len(rows) == 8
+
+
+def _diagnostics(tmp_path, source: Path, target: str, platforms=("linux",)):
+    import os
+
+    from dllint.config import Settings
+    from dllint.engine import Engine
+
+    import tempfile
+
+    work = copy_case(Case(f"dl103/{source.stem}", source), Path(tempfile.mkdtemp(dir=tmp_path)))
+    engine = Engine(Settings(target_version=target, platforms=tuple(platforms)), str(work))
+    path = os.path.join(str(work), source.name)
+    return [d for d in engine.analyse([path], {"DL103"}).diagnostics if d.code == "DL103"]
+
+
+def test_severity_follows_the_start_method(tmp_path):
+    """Error where the workers start with forkserver/spawn, warning where they fork."""
+    source = FIXTURES / "dl103" / "positive_py314.py"
+    on_314 = {d.span.row: d.severity for d in _diagnostics(tmp_path, source, "py314")}
+    assert on_314 == {16: "error", 27: "error", 31: "warning"}  # row 31 passes multiprocessing_context="fork"
+    on_311 = {d.span.row: d.severity for d in _diagnostics(tmp_path, source, "py311")}
+    assert on_311 == {16: "warning", 27: "warning", 31: "warning"}
+    on_mac = {d.span.row: d.severity for d in _diagnostics(tmp_path, source, "py311", ["darwin"])}
+    assert on_mac == {16: "error", 27: "error", 31: "warning"}
+    assert all("spawn" in d.message for d in _diagnostics(tmp_path, source, "py311", ["darwin"]) if d.severity == "error")

@@ -111,3 +111,24 @@ def test_fork_hazards_for_dl301(tmp_path):
     desc, where, row = hazards["positive.Lines"][0]
     assert "self.fh" in desc and where == path
     assert FIXTURE.read_text().splitlines()[row - 1].strip().startswith("self.fh = open(")
+
+
+def test_no_fork_no_dl104_but_dl103_reports_the_handle(tmp_path):
+    """On macOS (spawn) no descriptor is inherited: DL104 stays silent and DL103 reports the
+    same handles as pickling errors."""
+    import os
+
+    from dllint.config import Settings
+    from dllint.engine import Engine
+
+    work = copy_case(Case("dl104/positive", FIXTURE), tmp_path)
+    path = os.path.join(str(work), "positive.py")
+    for platforms, expect_dl104 in ((("darwin",), False), (("linux",), True)):
+        engine = Engine(Settings(target_version="py311", platforms=platforms), str(work))
+        diags = engine.analyse([path], {"DL103", "DL104"}).diagnostics
+        dl104 = {d.span.row for d in diags if d.code == "DL104"}
+        dl103 = {d.span.row: d.severity for d in diags if d.code == "DL103"}
+        assert bool(dl104) is expect_dl104
+        assert dl103 and set(dl103.values()) == {"error" if platforms == ("darwin",) else "warning"}
+        if expect_dl104:
+            assert dl104 <= set(dl103)  # the same assignments, seen from the other start method

@@ -7,7 +7,7 @@ import ast
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.rules.base import Rule
-from dllint.rules.dl104_handle_opened_in_init import HANDLE_CTORS, PICKLE_HOOKS
+from dllint.rules.dl104_handle_opened_in_init import HANDLE_CTORS, PICKLE_HOOKS, handle_ctor
 from dllint.rules.dl202_unsharded_iterable_dataset import (
     pickling_methods,
     proven_without_workers,
@@ -57,6 +57,12 @@ LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> fail
 LOCAL_ERROR = "Can't pickle local object"
 
 
+def handle_error(callee: str) -> str:
+    if callee in HANDLE_ERRORS:
+        return HANDLE_ERRORS[callee]
+    return "cannot pickle '_io.TextIOWrapper' object" if callee == "builtins.open" else "cannot pickle '_io.BufferedReader' object"
+
+
 def lambda_error(ctx, node) -> str:
     """A lambda inside a function is a local object; one at module level fails the name lookup."""
     scope = ctx.scope_of(node)
@@ -98,6 +104,11 @@ def unpicklable(ctx, node, generators, depth=0, callables_only=False):
     local = _local_qualname(ctx, node)
     if local:
         return "local", f"`{local.rsplit('.', 1)[-1]}`, defined inside a function", LOCAL_ERROR
+    if not callables_only and isinstance(node, (ast.ListComp, ast.DictComp, ast.SetComp, ast.List, ast.Tuple)):
+        several = handle_ctor(ctx, node)
+        if several and several[0] != "PIL.Image.open":
+            desc = HANDLE_CTORS[several[0]].removeprefix("a ").removeprefix("an ")
+            return "handle", f"one {desc} per item", handle_error(several[0])
     if isinstance(node, (ast.BoolOp, ast.IfExp)):  # `transform or Compose([...])`
         for option in node.values if isinstance(node, ast.BoolOp) else (node.body, node.orelse):
             found = unpicklable(ctx, option, generators, depth + 1, callables_only)
@@ -133,8 +144,7 @@ def unpicklable(ctx, node, generators, depth=0, callables_only=False):
     if callables_only:
         return None
     if callee in HANDLE_CTORS and callee != "PIL.Image.open":
-        error = HANDLE_ERRORS.get(callee, "cannot pickle '_io.BufferedReader' object" if callee != "builtins.open" else "cannot pickle '_io.TextIOWrapper' object")
-        return "handle", HANDLE_CTORS[callee], error
+        return "handle", HANDLE_CTORS[callee], handle_error(callee)
     if callee in OTHER_CTORS:
         what, error = OTHER_CTORS[callee]
         return ("torch_generator" if callee == "torch.Generator" else "lock"), what, error
