@@ -239,7 +239,7 @@ class UnpicklableWorkerState(Rule):
     name = "unpicklable-worker-state"
     severity = "error"
     fix = "unsafe"
-    triggers = (b"lambda", b"collate_fn", b"worker_init_fn", b"Lock", b"open")
+    triggers = (b"collate_fn", b"worker_init_fn")  # Dataset files are parsed anyway (core triggers)
     summary = "Dataset state, collate_fn or worker_init_fn that cannot be pickled: workers fail to start under spawn/forkserver (Python >= 3.14 Linux, macOS, Windows)."
     docs = {
         "What it does": """

@@ -155,7 +155,7 @@ class HandleOpenedInInit(Rule):
     name = "handle-opened-in-init"
     severity = "warning"
     fix = "unsafe"
-    triggers = (b"open", b"File", b"connect", b"ZipFile", b"MongoClient", b"HDFStore")
+    triggers = ()  # only Dataset classes matter: the core triggers and demand-driven parsing find them
     summary = "File/DB handle opened in a Dataset's `__init__` and used in workers: forked workers share one descriptor."
     docs = {
         "What it does": """

@@ -129,7 +129,7 @@ class UnshardedIterableDataset(Rule):
     code = "DL202"
     name = "unsharded-iterable-dataset"
     severity = "warning"
-    triggers = (b"IterableDataset", b"__iter__")
+    triggers = ()  # "IterableDataset" contains the core trigger "Dataset"
     summary = "IterableDataset whose `__iter__` never splits the stream by worker: with N workers every item comes N times."
     docs = {
         "What it does": """
