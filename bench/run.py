@@ -91,11 +91,16 @@ def _tree_rss(root_pid: int) -> int:
     return total
 
 
+# Measured as installed: with bytecode files (a PYTHONDONTWRITEBYTECODE=1 environment would
+# otherwise recompile dllint on every run, 0.7 s here); the warm-up run writes them.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(cmd: list[str], cwd: str, env: dict | None = None) -> dict:
     """Run ``cmd``; wall seconds, peak memory (sampled tree sum, and wait4's max RSS), output."""
     out = tempfile.TemporaryFile()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env or ENV)
     peak = [0]
     done = threading.Event()
 
@@ -117,7 +122,8 @@ def measure(cmd: list[str], cwd: str, env: dict | None = None) -> dict:
     out.seek(0)
     text = out.read().decode("utf-8", errors="replace")
     maxrss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return {"wall": wall, "rc": proc.returncode, "peak_tree": peak[0], "maxrss": maxrss, "output": text}
+    cpu = usage.ru_utime + usage.ru_stime  # the process and its reaped workers
+    return {"wall": wall, "cpu": cpu, "rc": proc.returncode, "peak_tree": peak[0], "maxrss": maxrss, "output": text}
 
 
 def summary(values: list[float]) -> dict:
@@ -156,8 +162,8 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
     results: dict[str, list[dict]] = {"ruff": [], "cold": [], "warm": [], "touched": []}
     outputs: dict[str, set[str]] = {"cold": set(), "warm": set(), "touched": set()}
     if args.warmup:  # page cache and Python's .pyc files, not measured
-        subprocess.run([*check, "--no-cache", "."], cwd=root, capture_output=True)
-        subprocess.run(ruff, cwd=root, capture_output=True)
+        subprocess.run([*check, "--no-cache", "."], cwd=root, capture_output=True, env=ENV)
+        subprocess.run(ruff, cwd=root, capture_output=True, env=ENV)
     for i in range(args.runs):
         print(f"  [{label}] round {i + 1}/{args.runs}", file=sys.stderr, flush=True)
         results["ruff"].append(measure(ruff, root))
@@ -178,6 +184,7 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
         walls = [r["wall"] for r in runs]
         report[kind] = {
             "wall": summary(walls),
+            "cpu": summary([r["cpu"] for r in runs]),
             "peak_tree_mb": max(r["peak_tree"] for r in runs) / 2**20,
             "maxrss_mb": max(r["maxrss"] for r in runs) / 2**20,
             "files_per_s": files / statistics.median(walls),
@@ -186,6 +193,8 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
         }
     ruff_median = report["ruff"]["wall"]["median"]
     report["ratios"] = {k: report[k]["wall"]["median"] / ruff_median for k in ("cold", "warm", "touched") if k in report}
+    ruff_cpu = report["ruff"]["cpu"]["median"] or 1e-9
+    report["cpu_ratios"] = {k: report[k]["cpu"]["median"] / ruff_cpu for k in ("cold", "warm", "touched") if k in report}
     report["findings"] = len([l for l in results["cold"][-1]["output"].splitlines() if l.strip()])
     report["cold_equals_warm"] = outputs["cold"] == outputs["warm"] and len(outputs["cold"]) == 1
     return report
@@ -282,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_table(result: dict) -> None:
     print(f"\n{result['ruff']}, {result['machine']['cpus']} CPUs, Python {result['machine']['python']}, {result['runs']} runs (median [min-max] s)")
-    head = f"{'tree':<16}{'files':>7}{'lines':>10}  {'what':<8}{'median':>8}{'spread':>16}{'x ruff':>8}{'peak MB':>9}{'files/s':>9}{'lines/s':>11}"
+    head = f"{'tree':<16}{'files':>7}{'lines':>10}  {'what':<8}{'median':>8}{'spread':>16}{'x ruff':>8}{'cpu s':>7}{'x ruff':>7}{'peak MB':>9}{'files/s':>9}{'lines/s':>11}"
     print(head)
     print("-" * len(head))
     for t in result["trees"]:
@@ -295,6 +304,7 @@ def print_table(result: dict) -> None:
             print(
                 f"{t['label'][:15]:<16}{t['files']:>7}{t['lines']:>10}  {kind:<8}{w['median']:>8.2f}"
                 f"{'[' + format(w['min'], '.2f') + '-' + format(w['max'], '.2f') + ']':>16}{ratio:>8.2f}"
+                f"{k['cpu']['median']:>7.2f}{t['cpu_ratios'].get(kind, 1.0):>7.2f}"
                 f"{k['peak_tree_mb']:>9.0f}{k['files_per_s']:>9.0f}{k['lines_per_s']:>11.0f}"
             )
         print(f"{'':<16}findings: {t['findings']}, cold output == warm output: {t['cold_equals_warm']}")
