@@ -12,6 +12,7 @@ from dllint.rules.dl202_unsharded_iterable_dataset import (
     pickling_methods,
     proven_without_workers,
     start_methods_for,
+    worker_loaders,
 )
 
 # objects pickle refuses -> (what it is, the error pickling raises)
@@ -253,8 +254,9 @@ class UnpicklableWorkerState(Rule):
             as `collate_fn=` / `worker_init_fn=`. An error when the loader's start method resolves
             to spawn or forkserver, a warning when it is fork (it breaks on Python >= 3.14 Linux,
             macOS and Windows). Stays silent when the class defines `__getstate__`/`__reduce__`,
-            for attributes assigned in worker code (after unpickling), and when every loader
-            using the class is proven to run without workers.
+            for attributes assigned in worker code (after unpickling), when every loader using
+            the class is proven to run without workers, and when every loader passes an explicit
+            `multiprocessing_context="fork"` (nothing is pickled, on any Python).
             """,
         "Why is this bad?": """
             Under spawn and forkserver (the default on macOS, Windows, and on Linux from Python
@@ -442,7 +444,10 @@ class UnpicklableWorkerState(Rule):
         for ref in index.dataset_classes():
             if proven_without_workers(index, ref):
                 continue
-            methods = start_methods_for(index, ref)
+            used = worker_loaders(index, ref)
+            if used and all(ld.context == "fork" for ld in used):
+                continue  # an explicit fork context pickles nothing, on every Python and platform
+            methods = start_methods_for(index, ref, used)
             if ref.cls.local:
                 d = emit(
                     ref.file.path,
@@ -478,7 +483,7 @@ class UnpicklableWorkerState(Rule):
         for facts, payload in project.payloads(self.code):
             for call_span, arg, kind, what, span, fix, error in payload["callables"]:
                 loader = loaders.get((facts.path, call_span))
-                if loader is None or not loader.may_start_workers:
+                if loader is None or not loader.may_start_workers or loader.context == "fork":
                     continue
                 edit = Fix("unsafe", f"Replace the lambda with `{fix[0]}`", fix[1]) if fix else None
                 d = emit(facts.path, span, f"`{arg}` is {what}", loader.start_methods, error, edit)
