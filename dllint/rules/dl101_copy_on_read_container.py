@@ -113,6 +113,8 @@ LISTING.update(
         "mmengine.fileio.list_from_file": T("container", "list", STR, data="a file read (`list_from_file`)"),
         "tensorflow.io.gfile.listdir": T("container", "list", STR, data="a directory listing (`gfile.listdir`)"),
         "tensorflow.io.gfile.glob": T("container", "list", STR, data="a directory listing (`gfile.glob`)"),
+        "blobfile.listdir": T("iter", "", STR, data="a directory listing (`blobfile.listdir`)"),
+        "blobfile.glob": T("iter", "", STR, data="a directory listing (`blobfile.glob`)"),
     }
 )
 LOADS = {
@@ -144,6 +146,8 @@ STR_FUNCS = frozenset(
         "os.path.relpath",
         "os.fspath",
         "posixpath.join",
+        "blobfile.join",
+        "blobfile.basename",
     }
 )
 STR_METHODS = frozenset(
@@ -415,6 +419,8 @@ class Analyzer:
         if isinstance(node, ast.Subscript):
             base = self.typeof(node.value, depth)
             if isinstance(node.slice, ast.Slice):
+                if base.kind == "unknown" and base.defer.startswith("param:"):
+                    return base  # image_paths[shard:][::num_shards]: still what the callers pass
                 return base if base.kind in ("container", "str") else UNKNOWN
             if base.kind == "container":
                 if base.ctype == "JSON data":
