@@ -1255,6 +1255,14 @@ class CopyOnReadContainer(Rule):
         for facts, payload in project.payloads(self.code):
             for attr, uses in payload["ext_uses"].items():
                 ext_uses.setdefault(attr, []).extend((facts.path, k, d, r) for k, d, r in uses)
+        # subclasses of every class, computed once (index.subclasses_of is quadratic per call)
+        self._subs: dict = {}
+        self._mros: dict = {}
+        for c in index.classes():
+            chain = index.mro(c)
+            self._mros[c.key] = chain
+            for r in chain[1:]:
+                self._subs.setdefault(r.key, []).append(c)
         for cls in index.dataset_classes():
             try:
                 found = list(self._check_class(project, cls, ext_uses, reported))
@@ -1277,7 +1285,8 @@ class CopyOnReadContainer(Rule):
 
     def _check_class(self, project, cls, ext_uses, reported):
         index = project.index
-        loaders = index.loaders_using(cls)
+        keys = {cls.key} | {s.key for s in self._subs.get(cls.key, ())}
+        loaders = [ld for ld in index.loaders if any(d.key in keys for d in ld.datasets)]
         if loaders and all(ld.workers == "no" for ld in loaders):
             return
         mro = index.mro(cls)
@@ -1313,8 +1322,8 @@ class CopyOnReadContainer(Rule):
         spawn_only = bool(methods) and methods <= {"spawn", "forkserver"}
         # every class whose `self` can be this object, for uses of the attribute
         family = {r.key: r for r in mro}
-        for sub in index.subclasses_of(cls):
-            for r in index.mro(sub):
+        for sub in self._subs.get(cls.key, ()):
+            for r in self._mros.get(sub.key) or index.mro(sub):
                 family.setdefault(r.key, r)
         for attr, items in builds.items():
             if _attr_words(attr) & CONFIG_WORDS:
@@ -1335,7 +1344,7 @@ class CopyOnReadContainer(Rule):
         if owner is None or pname not in init_ref.fn.params:
             return UNKNOWN
         targets = {owner.key}
-        for sub in index.subclasses_of(owner):
+        for sub in self._subs.get(owner.key, ()):
             found = index.find_method(sub, "__init__")
             if found is not None and found.key == init_ref.key:
                 targets.add(sub.key)
