@@ -173,15 +173,20 @@ class Engine:
         if not self.prefilter:
             for path in list(entries):
                 self._read_into(path, data, entries, read_errors)
-            wanted = set(data)
+            wanted = {p for p in data if not _is_stub(p, explicit)}
         else:
-            wanted = {p for p in (*data, *entries) if p in explicit or self._matches(p, self.static_triggers, self._static_key, data, entries, read_errors)}
+            wanted = {
+                p
+                for p in (*data, *entries)
+                if p in explicit
+                or (not _is_stub(p, explicit) and self._matches(p, self.static_triggers, self._static_key, data, entries, read_errors))
+            }
         facts = compute(wanted)
         index = ProjectIndex(facts, self.settings, all_modules)
         seen_names: set[str] = set()
         for _ in range(MAX_ROUNDS):
             index = ProjectIndex(facts, self.settings, all_modules)
-            new = self._demands(index, data, facts, seen_names, entries, read_errors)
+            new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors) if not _is_stub(p, explicit)}
             if not new:
                 break
             facts.update(compute(new))
@@ -362,3 +367,8 @@ def _in_cell(diag: Diagnostic, notebook) -> Diagnostic:
 
 def _prefix_ignored(code: str, selectors: set[str]) -> bool:
     return any(sel == "ALL" or code.startswith(sel) for sel in selectors)
+
+
+def _is_stub(path: str, explicit: set[str]) -> bool:
+    """A type stub (.pyi) holds no runtime code: analysed only when named on the command line."""
+    return path.endswith(".pyi") and path not in explicit

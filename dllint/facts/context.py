@@ -97,6 +97,7 @@ class FileContext:
         self.lines = split_lines(text)
         self._parents: dict[int, ast.AST] = {}
         self._scope_of_node: dict[int, Scope] = {}
+        self._node_scope: dict[int, Scope] = {}  # every visited node -> the scope its names use
         self.classes: list[ClassInfo] = []
         self.functions: list[FuncInfo] = []
         self.class_by_node: dict[int, ClassInfo] = {}
@@ -123,6 +124,7 @@ class FileContext:
     def _visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         """Record parents, scopes and bindings, in one pass over the tree."""
         self._parents[id(node)] = parent
+        self._node_scope[id(node)] = scope
         if isinstance(node, FUNC_TYPES):
             qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
             self._bind(scope, node.name, Binding("def", qual))
@@ -308,6 +310,9 @@ class FileContext:
 
     def scope_of(self, node: ast.AST) -> Scope:
         """The innermost scope a node's names are looked up in."""
+        known = self._node_scope.get(id(node))
+        if known is not None:
+            return known
         for anc in (node, *self.ancestors(node)):
             if anc is node and isinstance(anc, SCOPE_TYPES):
                 continue  # a def's own name/decorators live in the enclosing scope
@@ -316,21 +321,67 @@ class FileContext:
                 return scope
         return self.module_scope
 
+    def _function_scope(self, node: ast.AST, through_classes: bool) -> FuncInfo | None | bool:
+        """The function whose body holds ``node`` (looking through lambdas), from the scope chain;
+        False when that cannot be told from scopes (a node the visit did not record)."""
+        scope = self._node_scope.get(id(node))
+        if scope is None:
+            return False
+        while scope is not None:
+            if scope.kind == "function":
+                return self.func_by_node.get(id(scope.node))
+            if scope.kind == "class" and not through_classes:
+                return None
+            scope = scope.parent
+        return None
+
     def enclosing_function(self, node: ast.AST) -> FuncInfo | None:
+        fast = self._function_scope(node, through_classes=True)
+        if fast is not False:
+            return fast
         for anc in self.ancestors(node):
             if isinstance(anc, FUNC_TYPES):
                 return self.func_by_node.get(id(anc))
         return None
 
-    def walk_function(self, fn_node: ast.AST) -> Iterator[ast.AST]:
-        """Nodes of a function body, not descending into nested defs or classes (lambdas included)."""
+    def walk_function(self, fn_node: ast.AST) -> list[ast.AST]:
+        """Nodes of a function body, not descending into nested defs or classes (lambdas included).
+
+        Computed once per function and shared by every rule (a cached list, in pre-order)."""
+        key = ("walk", id(fn_node))
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        out: list[ast.AST] = []
         stack = list(reversed(fn_node.body)) if hasattr(fn_node, "body") and isinstance(fn_node.body, list) else [fn_node.body]
+        stop = (*FUNC_TYPES, ast.ClassDef)
         while stack:
             node = stack.pop()
-            yield node
-            if isinstance(node, (*FUNC_TYPES, ast.ClassDef)):
+            out.append(node)
+            if isinstance(node, stop):
                 continue
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        self._cache[key] = out
+        return out
+
+    def all_nodes(self) -> list[ast.AST]:
+        """Every node of the module in ``ast.walk`` order, computed once and shared by every rule."""
+        cached = self._cache.get("all")
+        if cached is None:
+            cached = self._cache["all"] = list(ast.walk(self.tree))
+        return cached
+
+    def nodes(self, *types: type) -> list[ast.AST]:
+        """The module's nodes of the given types, in ``ast.walk`` order."""
+        groups = self._cache.get("groups")
+        if groups is None:
+            groups = {}
+            for node in self.all_nodes():
+                groups.setdefault(type(node), []).append(node)
+            self._cache["groups"] = groups
+        if len(types) == 1:
+            return groups.get(types[0], [])
+        return [n for t in types for n in groups.get(t, ())]
 
     def in_main_guard(self, node: ast.AST) -> bool:
         for anc in self.ancestors(node):
@@ -434,6 +485,9 @@ class FileContext:
 
     def method_of(self, node: ast.AST) -> FuncInfo | None:
         """The method (with an instance parameter) a node is in, looking through nested lambdas."""
+        fast = self._function_scope(node, through_classes=False)
+        if fast is not False:
+            return fast if fast is not None and fast.self_name else None
         for anc in self.ancestors(node):
             if isinstance(anc, FUNC_TYPES):
                 fn = self.func_by_node.get(id(anc))

@@ -154,7 +154,7 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     loaders: list[LoaderCall] = []
     start_methods: list[StartMethodCall] = []
     local_classes = {info.qualname for info in ctx.classes}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.all_nodes():
         if isinstance(node, ast.If) and is_main_guard_test(node.test) and ctx.parent(node) is ctx.tree:
             facts.main_guard = facts.main_guard or ctx.span(node)
         if not isinstance(node, ast.Call):

@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from dllint.facts.context import FUNC_TYPES
+from dllint.index import ClassRef
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
 
@@ -993,7 +994,7 @@ class CopyOnReadContainer(Rule):
         return_nodes: list = []
         attr_nodes: list = []
         call_nodes: list = []
-        for node in ast.walk(ctx.tree):
+        for node in ctx.all_nodes():
             if isinstance(node, ast.Attribute):
                 attr_nodes.append(node)
             elif isinstance(node, ast.Call):
@@ -1206,7 +1207,10 @@ class CopyOnReadContainer(Rule):
             payload = facts.payloads.get(self.code)
             if not payload:
                 continue
-            for methods in payload["classes"].values():
+            for cls_qual, methods in payload["classes"].items():
+                cls = facts.classes.get(cls_qual)
+                if cls is None or not index.is_dataset(ClassRef(facts, cls)):
+                    continue  # only a Dataset's containers can get a fix whose safety needs outside uses
                 for info in methods.values():
                     for b in info.builds:
                         if b.t.kind in ("container", "call") and len(b.attr) > 2:

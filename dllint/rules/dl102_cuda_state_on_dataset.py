@@ -164,7 +164,7 @@ class CudaStateOnDataset(Rule):
             if found:
                 out[info.qualname] = found
         tensor_datasets = []
-        for node in ast.walk(ctx.tree):
+        for node in ctx.all_nodes():
             if isinstance(node, ast.Call) and ctx.call_name(node) in TENSOR_DATASETS:
                 for arg in (*node.args, *(k.value for k in node.keywords)):
                     hit = cuda_value(ctx, arg)

@@ -369,7 +369,7 @@ class UnpicklableWorkerState(Rule):
         stored = []
         # constructor arguments can only hold a lambda or a local def/class when the file has one
         may_hold = "lambda" in ctx.text or any(".<locals>." in f.qualname for f in ctx.functions) or any(c.local for c in ctx.classes)
-        for node in ast.walk(ctx.tree):
+        for node in ctx.all_nodes():
             if not isinstance(node, ast.Call):
                 continue
             callee = canonical(ctx.call_name(node))

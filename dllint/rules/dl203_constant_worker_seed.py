@@ -43,7 +43,7 @@ class _Classifier:
     def __init__(self, ctx):
         self.ctx = ctx
         self.mutated_globals = {
-            name for node in ast.walk(ctx.tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names
+            name for node in ctx.all_nodes() if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names
         }
 
     def fixed(self, node, self_name, depth=0) -> bool:
@@ -256,7 +256,7 @@ class ConstantWorkerSeed(Rule):
             if seeds or helpers:
                 funcs[fn.qualname] = (seeds, helpers)
         uses = []
-        for node in ast.walk(ctx.tree):
+        for node in ctx.all_nodes():
             if not isinstance(node, ast.Call):
                 continue
             value = _worker_init_value(ctx, node)

@@ -95,7 +95,7 @@ class OpencvThreadsInForkWorkers(Rule):
                         # `from utils.general import cv2`: a re-export, resolved in check()
                         prefix = callee[: callee.index(".cv2.") + 4]
                         calls.setdefault(fn.qualname, []).append((callee, ctx.span(node), prefix))
-        disabled = any(_disables_threads(ctx, node) for node in ast.walk(ctx.tree))
+        disabled = any(_disables_threads(ctx, node) for node in ctx.all_nodes())
         point = None
         for stmt in ctx.tree.body:
             if isinstance(stmt, ast.Import):

@@ -84,7 +84,7 @@ class MissingMultiprocessingContext(Rule):
 
     def extract(self, ctx):
         out = {}
-        for node in ast.walk(ctx.tree):
+        for node in ctx.all_nodes():
             if not isinstance(node, ast.Call) or not (node.args or node.keywords):
                 continue
             callee = ctx.call_name(node)

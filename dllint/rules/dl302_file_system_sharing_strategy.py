@@ -52,7 +52,7 @@ class FileSystemSharingStrategy(Rule):
 
     def extract(self, ctx):
         out = []
-        for node in ast.walk(ctx.tree):
+        for node in ctx.all_nodes():
             if isinstance(node, ast.Call) and ctx.call_name(node) in SET_SHARING_STRATEGY:
                 arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "new_strategy"), None)
                 if ctx.const(arg, None) == "file_system":

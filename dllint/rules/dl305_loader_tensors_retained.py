@@ -15,7 +15,6 @@ loader the name was assigned from (same function, module, or ``self.attr`` in th
 from __future__ import annotations
 
 import ast
-import weakref
 
 from dllint.facts.context import FUNC_TYPES
 from dllint.index import FuncRef
@@ -44,22 +43,9 @@ CONCAT = frozenset(
 )
 
 
-_NODES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def nodes_of(ctx, *types) -> list:
-    """The file's nodes of the given types, in ``ast.walk`` order (one walk per file, shared by the
-    DL30x rules)."""
-    groups = _NODES.get(ctx)
-    if groups is None:
-        groups = {}
-        for node in ast.walk(ctx.tree):
-            groups.setdefault(type(node), []).append(node)
-        _NODES[ctx] = groups
-    if len(types) == 1:
-        return groups.get(types[0], [])
-    out = [n for t in types for n in groups.get(t, ())]
-    return out
+    """The file's nodes of the given types, in ``ast.walk`` order (one walk per file, shared)."""
+    return ctx.nodes(*types)
 
 
 def unwrap_iter(ctx, node: ast.AST, target: ast.AST) -> tuple[ast.AST, ast.AST | None]:
