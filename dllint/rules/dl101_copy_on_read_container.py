@@ -1262,6 +1262,7 @@ class CopyOnReadContainer(Rule):
         # subclasses of every class, computed once (index.subclasses_of is quadratic per call)
         self._subs: dict = {}
         self._mros: dict = {}
+        self._ctor_index = None  # class key -> calls of it, built on first need
         for c in index.classes():
             chain = index.mro(c)
             self._mros[c.key] = chain
@@ -1355,11 +1356,21 @@ class CopyOnReadContainer(Rule):
         position = init_ref.fn.params.index(pname) - 1
         out: T | None = None
         unknown_site = False
-        for facts, payload in project.payloads(self.code):
-            for callee, row, args, starred in payload.get("ctor_calls", ()):
-                found = index.resolve(callee, facts.root)
-                if found is None or getattr(found, "key", None) not in targets:
-                    continue
+        if self._ctor_index is None:
+            self._ctor_index = {}
+            resolved_names: dict = {}
+            for facts, payload in project.payloads(self.code):
+                for call in payload.get("ctor_calls", ()):
+                    name_key = (call[0], facts.root)
+                    if name_key not in resolved_names:
+                        found = index.resolve(call[0], facts.root)
+                        resolved_names[name_key] = getattr(found, "key", None) if hasattr(found, "cls") else None
+                    key = resolved_names[name_key]
+                    if key is not None:
+                        self._ctor_index.setdefault(key, []).append((facts, call))
+        sites = [site for key in targets for site in self._ctor_index.get(key, ())]
+        for facts, (callee, row, args, starred) in sites:
+            if True:
                 value = next((t for k, t in args if k == pname or k == position), "absent")
                 if value == "absent":
                     unknown_site = unknown_site or starred
