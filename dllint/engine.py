@@ -23,7 +23,7 @@ from dllint.project import Project
 from dllint.rules import all_rules
 
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets")
-PARALLEL_THRESHOLD = 24
+PARALLEL_THRESHOLD = 8
 MAX_ROUNDS = 8
 
 

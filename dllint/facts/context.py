@@ -34,7 +34,7 @@ class Binding:
 
 
 class Scope:
-    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls")
+    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes")
 
     def __init__(self, kind: str, node: ast.AST, parent: "Scope | None", qualname: str, cls=None):
         self.kind = kind  # module | function | class | lambda
@@ -43,6 +43,13 @@ class Scope:
         self.qualname = qualname
         self.bindings: dict[str, Binding] = {}
         self.cls = cls  # for a method's scope: the ClassInfo it belongs to
+        # the nodes a walk of this function's body yields (lambdas share their function's list)
+        if kind == "function":
+            self.body_nodes: list | None = []
+        elif kind == "lambda" and parent is not None:
+            self.body_nodes = parent.body_nodes
+        else:
+            self.body_nodes = None
 
 
 @dataclass(slots=True)
@@ -98,6 +105,7 @@ class FileContext:
         self._parents: dict[int, ast.AST] = {}
         self._scope_of_node: dict[int, Scope] = {}
         self._node_scope: dict[int, Scope] = {}  # every visited node -> the scope its names use
+        self._preorder: list[ast.AST] = []  # every visited node, in source (pre-)order
         self.classes: list[ClassInfo] = []
         self.functions: list[FuncInfo] = []
         self.class_by_node: dict[int, ClassInfo] = {}
@@ -125,6 +133,9 @@ class FileContext:
         """Record parents, scopes and bindings, in one pass over the tree."""
         self._parents[id(node)] = parent
         self._node_scope[id(node)] = scope
+        self._preorder.append(node)
+        if scope.body_nodes is not None:
+            scope.body_nodes.append(node)
         if isinstance(node, FUNC_TYPES):
             qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
             self._bind(scope, node.name, Binding("def", qual))
@@ -352,6 +363,10 @@ class FileContext:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
+        scope = self._scope_of_node.get(id(fn_node))
+        if scope is not None and scope.kind == "function" and scope.body_nodes is not None:
+            self._cache[key] = scope.body_nodes  # recorded during the visit
+            return scope.body_nodes
         out: list[ast.AST] = []
         stack = list(reversed(fn_node.body)) if hasattr(fn_node, "body") and isinstance(fn_node.body, list) else [fn_node.body]
         stop = (*FUNC_TYPES, ast.ClassDef)
@@ -365,14 +380,11 @@ class FileContext:
         return out
 
     def all_nodes(self) -> list[ast.AST]:
-        """Every node of the module in ``ast.walk`` order, computed once and shared by every rule."""
-        cached = self._cache.get("all")
-        if cached is None:
-            cached = self._cache["all"] = list(ast.walk(self.tree))
-        return cached
+        """Every node of the module (source pre-order), recorded once and shared by every rule."""
+        return self._preorder
 
     def nodes(self, *types: type) -> list[ast.AST]:
-        """The module's nodes of the given types, in ``ast.walk`` order."""
+        """The module's nodes of the given types, in source order."""
         groups = self._cache.get("groups")
         if groups is None:
             groups = {}
