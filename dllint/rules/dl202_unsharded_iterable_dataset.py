@@ -125,6 +125,64 @@ def _iter_shape(ctx, fn) -> str | None:
     return None
 
 
+_ITER_WRAPPERS = frozenset({"builtins.map", "builtins.filter", "builtins.enumerate", "builtins.zip", "builtins.iter", "builtins.reversed"})
+
+
+def _names_in(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _iterated_self_attr(ctx, fn, expr) -> str | None:
+    """``self.X`` when ``expr`` iterates it (directly, or through map/filter/enumerate/zip/itertools)."""
+    if ctx.is_self_attr(expr, fn):
+        return expr.attr
+    if isinstance(expr, ast.Call):
+        qual = ctx.qualname(expr.func) or ""
+        if qual in _ITER_WRAPPERS or qual.startswith("itertools."):
+            for arg in expr.args:
+                found = _iterated_self_attr(ctx, fn, arg)
+                if found:
+                    return found
+    return None
+
+
+def _delegated_attrs(ctx, fn) -> list[str]:
+    """Attributes ``__iter__`` passes through element by element: ``for x in self.source: ... yield``
+    where nothing derived from ``x`` is iterated again (so ``x`` is an item of a stream, not a file
+    or shard name the loop opens and reads)."""
+    out: list[str] = []
+    for node in ctx.walk_function(fn.node):
+        if not isinstance(node, (ast.For, ast.AsyncFor)):
+            continue
+        attr = _iterated_self_attr(ctx, fn, node.iter)
+        if attr is None:
+            continue
+        tainted = _names_in(node.target)
+        inner = [n for stmt in node.body for n in ast.walk(stmt)]
+        for n in inner:  # names computed from the loop variable
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None and _names_in(n.value) & tainted:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    tainted |= _names_in(t)
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                for item in n.items:
+                    if item.optional_vars is not None and _names_in(item.context_expr) & tainted:
+                        tainted |= _names_in(item.optional_vars)
+        reads_again = any(
+            (isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and _names_in(n.iter) & tainted)
+            or (isinstance(n, ast.YieldFrom) and _names_in(n.value) & tainted)
+            for n in inner
+        )
+        yields = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in inner)
+        if yields and not reads_again:
+            out.append(attr)
+    return out
+
+
+# values that make an attribute a plain list of sources (file names, shards, records), not a stream
+_SOURCE_LIST_PREFIXES = ("builtins.", "glob.", "os.", "pathlib.", "json.", "pickle.", "yaml.", "csv.")
+
+
 class UnshardedIterableDataset(Rule):
     code = "DL202"
     name = "unsharded-iterable-dataset"
@@ -203,20 +261,28 @@ class UnshardedIterableDataset(Rule):
         if any(word in ctx.text for word in SHARDING_NAMES):
             shards = [fn.qualname for fn in ctx.functions if _shards(ctx, fn.node)]
         iters = {}
+        delegates = {}
         for fn in ctx.functions:
             if fn.node.name == "__iter__" and fn.self_name:
                 shape = _iter_shape(ctx, fn)
                 if shape:
                     iters[fn.qualname] = shape
-        return {"shards": shards, "iters": iters} if shards or iters else None
+                attrs = _delegated_attrs(ctx, fn)
+                if attrs:
+                    delegates[fn.qualname] = attrs
+        if not (shards or iters or delegates):
+            return None
+        return {"shards": shards, "iters": iters, "delegates": delegates}
 
     def check(self, project):
         index = project.index
         sharding: set[tuple[str, str]] = set()
         shapes: dict[tuple[str, str], str] = {}
+        delegates: dict[tuple[str, str], list[str]] = {}
         for facts, payload in project.payloads(self.code):
             sharding.update((facts.path, q) for q in payload["shards"])
             shapes.update(((facts.path, q), shape) for q, shape in payload["iters"].items())
+            delegates.update(((facts.path, q), attrs) for q, attrs in payload.get("delegates", {}).items())
         for ref in index.dataset_classes():
             if not self._torch_iterable_only(index, ref):
                 continue
@@ -230,6 +296,8 @@ class UnshardedIterableDataset(Rule):
                 continue  # an iterator whose __next__ we cannot see
             if shape and shape.startswith("self.") and self._from_outside(index, ref, shape[5:]):
                 continue  # only re-yields an iterable given to it: that one may shard
+            if any(self._opaque_stream(index, ref, attr) for attr in delegates.get(entry.key, ())):
+                continue  # passes on the items of a wrapped dataset or reader, which may shard itself
             reach = index.worker_functions(ref)
             if any(key in sharding for key in reach):
                 continue
@@ -269,6 +337,23 @@ class UnshardedIterableDataset(Rule):
                     if alt.kind == "call" and alt.ref and alt.ref.split(".", 1)[0] in SELF_SHARDING_LIBRARIES:
                         return True
         return False
+
+    @staticmethod
+    def _opaque_stream(index, ref, attr) -> bool:
+        """The attribute holds an object given to the class or built by a call we cannot see into
+        (another dataset, a reader), not a list built from files or literals."""
+        values = index.self_attr_values(ref, attr)
+        if not values:
+            return False
+        for value in values:
+            for alt in value.alternatives():
+                if alt.kind in ("const", "lambda"):
+                    return False
+                if alt.kind == "call" and (alt.ref is None or alt.ref.startswith(_SOURCE_LIST_PREFIXES)):
+                    return False
+                if alt.kind == "unknown" and alt.text.startswith(("[", "(", "{")):
+                    return False
+        return True
 
     @staticmethod
     def _from_outside(index, ref, attr) -> bool:
