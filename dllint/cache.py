@@ -29,8 +29,9 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 import time
+
+from dllint.fix import write_atomic
 
 CACHE_DIR = ".dllint_cache"
 INDEX_FILE = "files.pickle"
@@ -266,17 +267,7 @@ class FactCache:
 
     @staticmethod
     def _atomic(path: str, payload: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(path, payload)
 
     def save(self) -> None:
         """Write the file index (when it changed). Errors are ignored: the cache is optional."""
