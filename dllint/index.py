@@ -23,6 +23,7 @@ from dllint.names import (
 
 MAX_REACH_DEPTH = 6
 MAX_REACH_NODES = 400
+MAX_RESOLVE_STEPS = 300  # name lookups one resolution may take (re-exports, star imports)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,8 @@ class ProjectIndex:
         # every discovered module (parsed or not), for demand-driven parsing
         self.all_modules = all_modules or {}
         self.misses: set[str] = set()  # paths of unparsed project files a resolution needed
+        self._resolve_memo: dict[tuple[str, str | None], object] = {}
+        self._resolve_budget = MAX_RESOLVE_STEPS
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
 
@@ -95,9 +98,30 @@ class ProjectIndex:
         return None
 
     def resolve(self, qualname: str | None, root: str | None = None, _depth: int = 0):
-        """-> ClassRef | FuncRef | FileFacts (a module) | str (an external name) | None."""
+        """-> ClassRef | FuncRef | FileFacts (a module) | str (an external name) | None.
+
+        Memoized per (name, root): star-import and re-export chains are followed once each, and a
+        cycle resolves to nothing."""
         if qualname is None or _depth > 12:
             return None
+        key = (qualname, root)
+        memo = self._resolve_memo
+        if key in memo:
+            return memo[key]
+        if _depth == 0:
+            self._resolve_budget = MAX_RESOLVE_STEPS
+        self._resolve_budget -= 1
+        if self._resolve_budget < 0:
+            return None  # star-import webs: give up (not memoized: a later, cheaper path may work)
+        memo[key] = None  # in progress: a cycle resolves to nothing
+        result = self._resolve(qualname, root, _depth)
+        if result is None and self._resolve_budget < 0:
+            del memo[key]
+        else:
+            memo[key] = result
+        return result
+
+    def _resolve(self, qualname: str, root: str | None, _depth: int):
         qualname = canonical(qualname)
         parts = qualname.split(".")
         for i in range(len(parts), 0, -1):
