@@ -453,20 +453,36 @@ class ProjectIndex:
                 out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
         return out
 
+    @cached_property
+    def _reverse_imports(self) -> dict[str, list[FileFacts]]:
+        """Module name -> parsed files importing it or one of its submodules (built once)."""
+        rev: dict[str, dict[str, FileFacts]] = {}
+        for facts in self.files.values():
+            for m in facts.imported_modules:
+                parts = m.split(".")
+                for i in range(1, len(parts) + 1):
+                    rev.setdefault(".".join(parts[:i]), {})[facts.path] = facts
+        return {k: list(v.values()) for k, v in rev.items()}
+
     def _importers(self, module: str) -> list[FileFacts]:
         """Parsed files that import ``module`` (directly or through other parsed files)."""
-        out: list[FileFacts] = []
+        memo = self.__dict__.setdefault("_importers_memo", {})
+        if module in memo:
+            return memo[module]
+        rev = self._reverse_imports
+        found: dict[str, FileFacts] = {}
         seen = {module}
         frontier = [module]
         while frontier:
             target = frontier.pop()
-            for facts in self.files.values():
+            for facts in rev.get(target, ()):
                 if facts.module in seen:
                     continue
-                if any(m == target or m.startswith(target + ".") for m in facts.imported_modules):
-                    seen.add(facts.module)
-                    out.append(facts)
-                    frontier.append(facts.module)
+                seen.add(facts.module)
+                found[facts.path] = facts
+                frontier.append(facts.module)
+        out = [found[p] for p in sorted(found)]
+        memo[module] = out
         return out
 
     def loaders_using(self, ref: ClassRef) -> list[Loader]:
