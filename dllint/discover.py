@@ -157,6 +157,16 @@ def parse_gitignore(text: str) -> list[IgnoreRule]:
     return rules
 
 
+def _read_ignore_file(path: str) -> list[IgnoreRule] | None:
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return parse_gitignore(fh.read())
+    except OSError:
+        return None
+
+
 class IgnoreStack:
     """The .gitignore files in force in a directory: each applies to paths below its own dir."""
 
@@ -164,23 +174,12 @@ class IgnoreStack:
         self.entries = entries
 
     def push(self, directory: str) -> "IgnoreStack":
-        path = os.path.join(directory, ".gitignore")
-        extra: list[tuple[str, list[IgnoreRule]]] = []
-        if os.path.isfile(path):
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    extra.append((directory, parse_gitignore(fh.read())))
-            except OSError:
-                pass
+        """The stack with this directory's .gitignore (and, at a repository root, .git/info/exclude)."""
+        sources = [os.path.join(directory, ".gitignore")]
         if os.path.isdir(os.path.join(directory, ".git")):
-            exclude = os.path.join(directory, ".git", "info", "exclude")
-            if os.path.isfile(exclude):
-                try:
-                    with open(exclude, encoding="utf-8", errors="replace") as fh:
-                        extra.append((directory, parse_gitignore(fh.read())))
-                except OSError:
-                    pass
-        return IgnoreStack(self.entries + tuple(extra)) if extra else self
+            sources.append(os.path.join(directory, ".git", "info", "exclude"))
+        extra = tuple((directory, rules) for rules in map(_read_ignore_file, sources) if rules is not None)
+        return IgnoreStack(self.entries + extra) if extra else self
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         result = False
