@@ -125,3 +125,10 @@ def check_or_update(path: Path, actual: str) -> None:
 
 def run_python(code: str, cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def run_dllint_process(work: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """``python -m dllint ARGS .`` in ``work`` as a separate process (a real CLI run)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dllint", *args, "."], cwd=work, capture_output=True, text=True, timeout=timeout
+    )

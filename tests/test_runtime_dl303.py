@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from golden import run_dllint_process
 
 pytest.importorskip("torch")
 
@@ -34,14 +35,7 @@ def flat(text: str) -> str:
 
 
 def dl303(work: Path) -> list[dict]:
-    out = subprocess.run(
-        [sys.executable, "-m", "dllint", "check", "--select", "DL303", "-q", "--output-format", "json", "."],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    out = run_dllint_process(work, "check", "--select", "DL303", "-q", "--output-format", "json")
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from golden import run_dllint_process
 
 torch = pytest.importorskip("torch")
 
@@ -21,14 +22,7 @@ FIXTURES = ROOT / "fixtures" / "dl304"
 
 
 def dllint(work: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "dllint", "check", "--select", "DL304", "-q", *args, "."],
-        cwd=work,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_dllint_process(work, "check", "--select", "DL304", "-q", *args)
 
 
 def copy(tmp_path: Path, name: str) -> Path:

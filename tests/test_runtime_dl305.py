@@ -7,12 +7,12 @@ from __future__ import annotations
 import gc
 import os
 import shutil
-import subprocess
 import sys
 import types
 from pathlib import Path
 
 import pytest
+from golden import run_dllint_process
 
 torch = pytest.importorskip("torch")
 
@@ -91,14 +91,7 @@ def test_fixture_keeps_shared_tensors_until_the_unsafe_fix(tmp_path):
     assert all(t.is_shared() for t in feats) and all(t.is_shared() for t in by_index.values())
     assert all(t.is_shared() for b in ns["kept"] for t in b)  # the module-level loop
 
-    out = subprocess.run(
-        [sys.executable, "-m", "dllint", "check", "--select", "DL305", "--fix", "--unsafe-fixes", "-q", "."],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    out = run_dllint_process(work, "check", "--select", "DL305", "--fix", "--unsafe-fixes", "-q")
     assert out.returncode in (0, 1), out.stderr
     assert ".clone()" in path.read_text()
 
@@ -107,12 +100,5 @@ def test_fixture_keeps_shared_tensors_until_the_unsafe_fix(tmp_path):
     assert not any(t.is_shared() for t in feats) and not any(t.is_shared() for t in by_index.values())
     # what got no fix (the whole batch list) still holds shared memory: still reported
     assert all(t.is_shared() for b in ns["kept"] for t in b)
-    remaining = subprocess.run(
-        [sys.executable, "-m", "dllint", "check", "--select", "DL305", "-q", "--output-format", "concise", "."],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    ).stdout
+    remaining = run_dllint_process(work, "check", "--select", "DL305", "-q", "--output-format", "concise").stdout
     assert "kept.append(batch)" in remaining and "labels.append" not in remaining
