@@ -7,10 +7,15 @@ import ast
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.rules.base import Rule
-from dllint.rules.dl104_handle_opened_in_init import HANDLE_CTORS, PICKLE_HOOKS, handle_ctor
+from dllint.rules.dl104_handle_opened_in_init import (
+    HANDLE_CTORS,
+    PICKLE_HOOKS,
+    handle_ctor,
+)
 from dllint.rules.dl202_unsharded_iterable_dataset import (
     pickling_methods,
     proven_without_workers,
+    setup_functions,
     start_methods_for,
     worker_loaders,
 )
@@ -463,12 +468,7 @@ class UnpicklableWorkerState(Rule):
             init = index.find_method(ref, "__init__")
             if init is None:
                 continue
-            own = {r.key for r in index.mro(ref)}
-            workers = {f.key for f, _ in index.worker_functions(ref).values()}
-            for f, _ in index.reachable([init], ref).values():
-                cls = index.class_of(f)
-                if cls is None or cls.key not in own or f.key in workers:
-                    continue
+            for f in setup_functions(index, ref, init):
                 entry = project.payload(self.code, f.file.path)
                 for attr, kind, what, error, span in (entry or {}).get("attrs", {}).get(f.fn.qualname, ()):
                     subject = f"`self.{attr}` on Dataset `{ref.cls.name}` holds {what} (set in `{f.fn.name}`)"

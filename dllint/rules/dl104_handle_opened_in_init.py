@@ -7,7 +7,12 @@ import ast
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import canonical
 from dllint.rules.base import Rule
-from dllint.rules.dl202_unsharded_iterable_dataset import proven_without_workers, start_methods_for
+from dllint.rules.dl202_unsharded_iterable_dataset import (
+    in_hierarchy,
+    proven_without_workers,
+    setup_functions,
+    start_methods_for,
+)
 
 # constructors of handles that must not cross a fork -> how the message names them
 HANDLE_CTORS = {
@@ -325,17 +330,11 @@ class HandleOpenedInInit(Rule):
             init = index.find_method(ref, "__init__")
             if init is None:
                 continue
-            own = {r.key for r in index.mro(ref)}
-
-            def in_class(f):
-                cls = index.class_of(f)
-                return cls is not None and cls.key in own
-
+            in_class = in_hierarchy(index, ref)
             workers = [f for f, _ in index.worker_functions(ref).values() if in_class(f)]
             if not workers:
                 continue
-            worker_keys = {f.key for f in workers}
-            setup = [f for f, _ in index.reachable([init], ref).values() if in_class(f) and f.key not in worker_keys]
+            setup = setup_functions(index, ref, init)
             handles = []
             children: dict[str, set[str]] = {}
             closed: set[str] = set()

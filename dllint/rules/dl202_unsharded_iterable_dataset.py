@@ -52,6 +52,24 @@ def start_methods_for(index, ref, loaders=None) -> frozenset[str]:
     return frozenset(methods)
 
 
+def in_hierarchy(index, ref):
+    """A predicate: is a function a method of this class or of one of its project bases?"""
+    own = {r.key for r in index.mro(ref)}
+
+    def member(fn) -> bool:
+        cls = index.class_of(fn)
+        return cls is not None and cls.key in own
+
+    return member
+
+
+def setup_functions(index, ref, init) -> list:
+    """The class's own methods run from ``__init__`` (before workers start), worker code excluded."""
+    member = in_hierarchy(index, ref)
+    workers = {f.key for f, _ in index.worker_functions(ref).values()}
+    return [f for f, _ in index.reachable([init], ref).values() if member(f) and f.key not in workers]
+
+
 def pickling_methods(methods: frozenset[str]) -> list[str]:
     return sorted(m for m in methods if m in ("spawn", "forkserver"))
 
