@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -136,9 +137,25 @@ def summary(values: list[float]) -> dict:
     }
 
 
+def _code_names(data: bytes) -> set[str]:
+    """Names and attributes the code uses (not its docstrings or comments)."""
+    try:
+        code = compile(data, "<bench>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return names
+
+
 def pick_touch_file(root: str, dllint: list[str]) -> str | None:
-    """A file the pre-filter selects (the expensive kind of change): one mentioning DataLoader."""
-    best = None
+    """A file the pre-filter selects (the expensive kind of change): the largest one whose code
+    uses DataLoader or Dataset (a mention in a docstring alone does not get a file analysed)."""
+    best, best_size, fallback = None, -1, None
     for directory, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
@@ -146,10 +163,11 @@ def pick_touch_file(root: str, dllint: list[str]) -> str | None:
                 path = os.path.join(directory, name)
                 with open(path, "rb") as fh:
                     data = fh.read()
-                if b"DataLoader" in data or b"Dataset" in data:
-                    return path
-                best = best or path
-    return best
+                fallback = fallback or path
+                if len(data) > best_size and (b"DataLoader" in data or b"Dataset" in data):
+                    if {"DataLoader", "Dataset"} & _code_names(data):
+                        best, best_size = path, len(data)
+    return best or fallback
 
 
 def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list[str]) -> dict:

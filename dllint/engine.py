@@ -8,9 +8,7 @@ needs to resolve a name (a base class, a dataset class, a function run in worker
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -19,11 +17,13 @@ from dllint.discover import discover, module_name
 from dllint.facts.extract import extract
 from dllint.index import ProjectIndex
 from dllint.model import Diagnostic, FileFacts, Span
+from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.project import Project
 from dllint.rules import all_rules
 
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets")
 PARALLEL_THRESHOLD = 8
+SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
 MAX_ROUNDS = 8
 
 
@@ -43,40 +43,53 @@ def _extract_job(args):
 
 
 class FactStore:
-    """Computes facts for files, in parallel when there are many (cache hooks in here)."""
+    """Computes facts for files, in parallel when there are many (cache hooks in here).
+
+    One process pool serves a whole run (the scan, then every round of facts); ``close()`` ends it."""
 
     def __init__(self, loader_classes: frozenset[str], jobs: int | None = None):
         self.loader_classes = loader_classes
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        self._pool: ProcessPoolExecutor | None = None
+        self._broken = False
+
+    def _map(self, fn, jobs: list, chunksize: int):
+        """``fn`` over ``jobs`` in the pool; None when there is no pool here (then: serially)."""
+        if self.jobs <= 1 or self._broken:
+            return None
+        try:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+            return list(self._pool.map(fn, jobs, chunksize=chunksize))
+        except (OSError, RuntimeError):  # no process pool here: do it serially
+            self._broken = True
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def compute(self, items: list[tuple[str, str, str, bool, bytes]]) -> dict[str, FileFacts]:
-        jobs = [(*item, self.loader_classes) for item in items]
-        if len(jobs) >= PARALLEL_THRESHOLD and self.jobs > 1:
-            try:
-                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                    results = list(pool.map(_extract_job, jobs, chunksize=max(1, len(jobs) // (self.jobs * 4))))
+        # largest first, one at a time: the workers finish together
+        jobs = sorted(((*item, self.loader_classes) for item in items), key=lambda j: -len(j[4]))
+        if len(jobs) >= PARALLEL_THRESHOLD:
+            results = self._map(_extract_job, jobs, 1)
+            if results is not None:
                 return {f.path: f for f in results}
-            except (OSError, RuntimeError):  # no process pool here: do it serially
-                pass
         return {job[0]: _extract_job(job) for job in jobs}
 
-
-def _content_hash(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _pattern_key(regex: re.Pattern) -> bytes:
-    return hashlib.blake2b(regex.pattern, digest_size=8).digest()
-
-
-def _trigger_regex(words: set[bytes]) -> re.Pattern:
-    return re.compile(b"|".join(re.escape(w) for w in sorted(words)))
-
-
-def _name_regex(names: set[str]) -> re.Pattern | None:
-    if not names:
-        return None
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+    def scan(self, paths: list[str], triggers: Triggers) -> dict[str, tuple[bytes, bool]] | None:
+        """path -> (content hash, verdict), the files read by worker processes; None: no pool."""
+        if len(paths) < SCAN_PARALLEL_THRESHOLD:
+            return None
+        size = max(32, len(paths) // (self.jobs * 8))
+        chunks = [(paths[i : i + size], triggers) for i in range(0, len(paths), size)]
+        results = self._map(scan_job, chunks, 1)
+        if results is None:
+            return None
+        return {path: (digest, verdict) for chunk in results for path, digest, verdict in chunk}
 
 
 class Engine:
@@ -94,10 +107,11 @@ class Engine:
         self.rules = all_rules()
         extra = {q.rsplit(".", 1)[-1].encode() for q in (*settings.dataset_bases, *settings.dataloader_classes)}
         words = set(CORE_TRIGGERS) | extra
+        comments: set[bytes] = set()
         for rule in self.rules:
             words.update(rule.triggers)
-        self.static_triggers = _trigger_regex(words)
-        self._static_key = _pattern_key(self.static_triggers)
+            comments.update(rule.comment_triggers)
+        self.triggers = Triggers(words, comments)
         self.store = FactStore(frozenset(settings.dataloader_classes), jobs)
 
     def project_files(self) -> list[str]:
@@ -144,7 +158,7 @@ class Engine:
                 read_errors[path] = exc.strerror or str(exc)
                 continue
             if cache is not None and st is not None:
-                entries[path] = cache.remember(path, st, _content_hash(data[path]))
+                entries[path] = cache.remember(path, st, content_hash(data[path]))
         notebooks = self._read_notebooks(data, read_errors)
         result_key = None
         if cache is not None and self.reuse_results and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
@@ -170,26 +184,35 @@ class Engine:
                 return self.store.compute(items(selected))
             return self._cached_facts(selected, names, data, entries, read_errors, items)
 
-        if not self.prefilter:
-            for path in list(entries):
-                self._read_into(path, data, entries, read_errors)
-            wanted = {p for p in data if not _is_stub(p, explicit)}
-        else:
-            wanted = {
-                p
-                for p in (*data, *entries)
-                if p in explicit
-                or (not _is_stub(p, explicit) and self._matches(p, self.static_triggers, self._static_key, data, entries, read_errors))
-            }
-        facts = compute(wanted)
-        index = ProjectIndex(facts, self.settings, all_modules)
-        seen_names: set[str] = set()
-        for _ in range(MAX_ROUNDS):
-            index = ProjectIndex(facts, self.settings, all_modules)
-            new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors) if not _is_stub(p, explicit)}
-            if not new:
-                break
-            facts.update(compute(new))
+        try:
+            if not self.prefilter:
+                for path in list(entries):
+                    self._read_into(path, data, entries, read_errors)
+                wanted = {p for p in data if not _is_stub(p, explicit)}
+            else:
+                scanned = self._prescan(data, entries, overlay, explicit)
+                key = self.triggers.key
+                wanted = {
+                    p
+                    for p in {*data, *entries}
+                    if p in explicit
+                    or (
+                        not _is_stub(p, explicit)
+                        and (scanned[p] if p in scanned else self._matches(p, self.triggers, key, data, entries, read_errors))
+                    )
+                }
+            facts = compute(wanted)
+            seen_names: set[str] = set()
+            for _ in range(MAX_ROUNDS):
+                index = ProjectIndex(facts, self.settings, all_modules)
+                new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors) if not _is_stub(p, explicit)}
+                if not new:
+                    break
+                facts.update(compute(new))
+            else:
+                index = ProjectIndex(facts, self.settings, all_modules)
+        finally:
+            self.store.close()
         project = Project(self.settings, index, facts, data, target_set)
         diagnostics: list[Diagnostic] = []
         for path, message in read_errors.items():
@@ -245,15 +268,32 @@ class Engine:
             read_errors[path] = exc.strerror or str(exc)
             entries.pop(path, None)
             return None
-        digest = _content_hash(blob)
+        digest = content_hash(blob)
         entry = entries.get(path)
         if entry is not None and entry[2] != digest:  # changed since the stat: a fresh entry
             entries[path] = [0, -1, digest, {}]
         data[path] = blob
         return blob
 
-    def _matches(self, path: str, regex: re.Pattern, key: bytes, data, entries, read_errors) -> bool:
-        """Whether the bytes of ``path`` match ``regex``; remembered per content hash in the cache."""
+    def _prescan(self, data, entries, overlay, explicit) -> dict[str, bool]:
+        """The trigger verdicts of many files just read (a cold run), computed in worker processes
+        that read the files again: each verdict is kept only if they read the same bytes."""
+        pending = [p for p in data if p not in overlay and p not in explicit and not _is_stub(p, explicit)]
+        found = self.store.scan(pending, self.triggers)
+        if not found:
+            return {}
+        out = {}
+        for path, (digest, verdict) in found.items():
+            entry = entries.get(path)
+            if (entry[2] if entry is not None else content_hash(data[path])) != digest:
+                continue  # changed in between: decided from the bytes read here
+            out[path] = verdict
+            if entry is not None and self.cache is not None:
+                self.cache.set_verdict(entry, self.triggers.key, verdict)
+        return out
+
+    def _matches(self, path: str, test, key: bytes, data, entries, read_errors) -> bool:
+        """Whether the bytes of ``path`` pass ``test``; remembered per content hash in the cache."""
         entry = entries.get(path)
         if entry is not None:
             verdict = entry[3].get(key)
@@ -265,7 +305,7 @@ class Engine:
             if blob is None:
                 return False
             entry = entries.get(path)
-        verdict = regex.search(blob) is not None
+        verdict = test(blob)
         if entry is not None and self.cache is not None:
             self.cache.set_verdict(entry, key, verdict)
         return verdict
@@ -277,7 +317,7 @@ class Engine:
         for path in sorted(selected):
             entry = entries.get(path)
             if entry is None and path in data:
-                entry = [0, -1, _content_hash(data[path]), {}]
+                entry = [0, -1, content_hash(data[path]), {}]
             if entry is None:
                 continue
             mn = names[path]
@@ -293,7 +333,7 @@ class Engine:
             for path in ready:
                 if path in entries:  # on disk (not an overlay): keyed by the bytes just analysed
                     mn = names[path]
-                    key = cache.facts_key(_content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
+                    key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
                     cache.store_facts(key, fresh[path])
             out.update(fresh)
         return out
@@ -315,13 +355,12 @@ class Engine:
             names.update(rule.wants(index))
         names -= seen_names
         seen_names.update(names)
-        regex = _name_regex(names)
-        if regex is not None:
-            key = _pattern_key(regex)
+        if names:
+            test = NameTest(names)
             entries = entries if entries is not None else {}
             read_errors = read_errors if read_errors is not None else {}
             candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
-            new.update(p for p in candidates if self._matches(p, regex, key, data, entries, read_errors))
+            new.update(p for p in candidates if self._matches(p, test, test.key, data, entries, read_errors))
         return new
 
     def ignored(self, path: str, code: str) -> bool:

@@ -7,6 +7,7 @@ workers and under which start method; which functions run inside workers.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -72,8 +73,18 @@ class ProjectIndex:
             self.modules.setdefault(facts.module, []).append(facts)
         # every discovered module (parsed or not), for demand-driven parsing
         self.all_modules = all_modules or {}
-        self.misses: set[str] = set()  # paths of unparsed project files a resolution needed
-        self._resolve_memo: dict[tuple[str, str | None], object] = {}
+        # Demand-driven parsing. ``misses``: paths of unparsed project files an answer needed.
+        # Only questions about code that matters record them: what a Dataset or loader runs, what
+        # a loader is given. Classifying an arbitrary class ("is this a Dataset?") is asked
+        # quietly: a class whose ancestry leaves the parsed files through a file without trigger
+        # words cannot be a Dataset or a DataLoader (that file would hold the trigger word, or the
+        # name of a project Dataset or loader class, which the engine's name demand finds).
+        # Memoized answers remember the unparsed files they met (``_deps``), so a quiet answer
+        # reused by a loud question still records them.
+        self.misses: set[str] = set()
+        self._quiet = 0
+        self._deps: list[set[str]] = []  # one collector per memoized computation in progress
+        self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str]]] = {}
         self._resolve_budget = MAX_RESOLVE_STEPS
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
@@ -94,8 +105,39 @@ class ProjectIndex:
             return self._pick(candidates, root)
         paths = self.all_modules.get(name)
         if paths:
-            self.misses.update(p for p in paths if p not in self.files)
+            # a stub is parsed only when named on the command line (then it is in ``files``)
+            self._missed(frozenset(p for p in paths if p not in self.files and not p.endswith(".pyi")))
         return None
+
+    def _missed(self, paths: frozenset[str]) -> None:
+        if not paths:
+            return
+        for deps in self._deps:
+            deps.update(paths)
+        if not self._quiet:
+            self.misses.update(paths)
+
+    @contextmanager
+    def _tracking(self):
+        """Collects the unparsed files met by the computation inside (for its memo entry)."""
+        deps: set[str] = set()
+        self._deps.append(deps)
+        try:
+            yield deps
+        finally:
+            self._deps.pop()
+            for outer in self._deps:
+                outer.update(deps)
+
+    @contextmanager
+    def quietly(self, quiet: bool = True):
+        """Questions inside do not ask for unparsed files (``quiet=False``: they do again)."""
+        saved = self._quiet
+        self._quiet = 1 if quiet else 0
+        try:
+            yield
+        finally:
+            self._quiet = saved
 
     def resolve(self, qualname: str | None, root: str | None = None, _depth: int = 0):
         """-> ClassRef | FuncRef | FileFacts (a module) | str (an external name) | None.
@@ -106,19 +148,22 @@ class ProjectIndex:
             return None
         key = (qualname, root)
         memo = self._resolve_memo
-        if key in memo:
-            return memo[key]
+        found = memo.get(key)
+        if found is not None:
+            self._missed(found[1])
+            return found[0]
         if _depth == 0:
             self._resolve_budget = MAX_RESOLVE_STEPS
         self._resolve_budget -= 1
         if self._resolve_budget < 0:
             return None  # star-import webs: give up (not memoized: a later, cheaper path may work)
-        memo[key] = None  # in progress: a cycle resolves to nothing
-        result = self._resolve(qualname, root, _depth)
+        memo[key] = (None, frozenset())  # in progress: a cycle resolves to nothing
+        with self._tracking() as deps:
+            result = self._resolve(qualname, root, _depth)
         if result is None and self._resolve_budget < 0:
             del memo[key]
         else:
-            memo[key] = result
+            memo[key] = (result, frozenset(deps))
         return result
 
     def _resolve(self, qualname: str, root: str | None, _depth: int):
@@ -211,8 +256,12 @@ class ProjectIndex:
         memo = self.__dict__.setdefault("_mro_memo", {})  # facts do not change under an index
         found = memo.get(ref.key)
         if found is None:
-            found = memo[ref.key] = self._mro(ref)
-        return list(found)
+            with self._tracking() as deps:
+                chain = self._mro(ref)
+            found = memo[ref.key] = (chain, frozenset(deps))
+        else:
+            self._missed(found[1])
+        return list(found[0])
 
     def _mro(self, ref: ClassRef) -> list[ClassRef]:
         out: list[ClassRef] = []
@@ -250,10 +299,11 @@ class ProjectIndex:
         subclasses = self.__dict__.get("_subclasses")
         if subclasses is None:  # one pass over all classes instead of one per call
             subclasses = self.__dict__["_subclasses"] = {}
-            for c in self.classes():
-                for m in self.mro(c):
-                    if m.key != c.key:
-                        subclasses.setdefault(m.key, {}).setdefault(c.key, c)
+            with self.quietly():  # a subclass in another file names its base: the name demand finds it
+                for c in self.classes():
+                    for m in self.mro(c):
+                        if m.key != c.key:
+                            subclasses.setdefault(m.key, {}).setdefault(c.key, c)
         return list(subclasses.get(ref.key, {}).values())
 
     def is_dataset(self, ref: ClassRef) -> bool:
@@ -261,11 +311,13 @@ class ProjectIndex:
         if key in self._dataset_memo:
             return self._dataset_memo[key]
         self._dataset_memo[key] = False  # cycles
-        result = any(is_dataset_base(b, self.dataset_bases) for b in self.external_bases(ref))
-        if not result:
-            result = key in self._used_as_dataset
-        if not result:
-            result = any(key != r.key and self.is_dataset(r) for r in self.mro(ref)[1:])
+        used = self._used_as_dataset  # asks for the files of classes given to loaders
+        with self.quietly():
+            result = any(is_dataset_base(b, self.dataset_bases) for b in self.external_bases(ref))
+            if not result:
+                result = key in used
+            if not result:
+                result = any(key != r.key and self.is_dataset(r) for r in self.mro(ref)[1:])
         self._dataset_memo[key] = result
         return result
 
@@ -281,6 +333,10 @@ class ProjectIndex:
         qualname = canonical(qualname) or ""
         if qualname in self.loader_classes:
             return True
+        with self.quietly():
+            return self._is_loader_class(qualname, root)
+
+    def _is_loader_class(self, qualname: str, root: str | None) -> bool:
         ref = self.resolve_class(qualname, root)
         if ref is None:
             return False
@@ -296,23 +352,25 @@ class ProjectIndex:
     @cached_property
     def loaders(self) -> list[Loader]:
         out: list[Loader] = []
-        for facts in self.files.values():
-            for call in facts.loaders:
-                if not self.is_loader_class(call.callee, facts.root):
-                    continue
-                out.append(self._loader(facts, call))
+        with self.quietly(False):  # a loader's arguments matter, wherever it is first asked for
+            for facts in self.files.values():
+                for call in facts.loaders:
+                    if not self.is_loader_class(call.callee, facts.root):
+                        continue
+                    out.append(self._loader(facts, call))
         return out
 
     @cached_property
     def _used_as_dataset(self) -> set[tuple[str, str]]:
         keys: set[tuple[str, str]] = set()
-        for facts in self.files.values():
-            for call in facts.loaders:
-                if not self.is_loader_class(call.callee, facts.root):
-                    continue
-                for ref in self._dataset_refs(facts, call)[0]:
-                    if self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__"):
-                        keys.add(ref.key)
+        with self.quietly(False):  # what a loader is given matters
+            for facts in self.files.values():
+                for call in facts.loaders:
+                    if not self.is_loader_class(call.callee, facts.root):
+                        continue
+                    for ref in self._dataset_refs(facts, call)[0]:
+                        if self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__"):
+                            keys.add(ref.key)
         return keys
 
     def _dataset_refs(self, facts: FileFacts, call: LoaderCall) -> tuple[list[ClassRef], list[str]]:

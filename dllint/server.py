@@ -116,6 +116,12 @@ class CachedFacts:
             self.cache.clear()
         return out
 
+    def scan(self, paths, triggers):
+        return self.store.scan(paths, triggers)
+
+    def close(self) -> None:
+        self.store.close()
+
 
 class Linter:
     """Runs the engine for one document, with the open documents as overlays."""

@@ -354,7 +354,8 @@ def test_linter_caches_facts_but_sees_changed_files(work: Path):
     engine.store.store.compute = lambda items: calls.append([i[0] for i in items]) or inner(items)
     linter.lint(uri, FRAMES, {})
     assert calls == []  # nothing changed: no file analysed again
-    (work / "base.py").write_text("class Base:\n    pass\n")  # saved elsewhere: Base is no Dataset now
+    # saved elsewhere: Base is no Dataset now (the trigger word in its code gets it analysed again)
+    (work / "base.py").write_text('class Base:\n    kind = "Dataset"\n')
     assert [d.code for d in linter.lint(uri, FRAMES, {}).diagnostics] == ["DL302"]
     assert calls == [[str(work / "base.py")]]
 

@@ -25,8 +25,10 @@ class Rule:
     default: bool = True  # runs without --select
     severity: str = "warning"  # default severity; a finding may override it
     fix: str = "none"  # none | safe | unsafe | "safe or unsafe": how its fixes are labelled
-    # Words whose presence in a file's bytes makes the file worth analysing for this rule.
+    # Words whose presence in a file's code (a name, an attribute, a keyword argument, a one-line
+    # string) makes the file worth analysing for this rule; ``comment_triggers`` count anywhere.
     triggers: tuple[bytes, ...] = ()
+    comment_triggers: tuple[bytes, ...] = ()
     summary: str = ""  # one line: what it catches
     # The docs, as a dict section -> markdown text (sections from DOC_SECTIONS).
     docs: dict[str, str] = {}

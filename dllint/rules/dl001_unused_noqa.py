@@ -96,7 +96,7 @@ class UnusedNoqa(Rule):
     severity = "warning"
     fix = "safe"
     # A file with nothing else worth parsing can still carry a stale directive.
-    triggers = (b"noqa: DL", b"noqa:DL", b"NOQA: DL", b"NOQA:DL")
+    comment_triggers = (b"noqa: DL", b"noqa:DL", b"NOQA: DL", b"NOQA:DL")
     summary = "A `# noqa: DLxxx` directive that suppresses nothing; `--fix` removes the unused codes."
     docs = {
         "What it does": """

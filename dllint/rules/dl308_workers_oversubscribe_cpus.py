@@ -66,7 +66,7 @@ class WorkersOversubscribeCpus(Rule):
     default = False
     severity = "info"
     fix = "none"
-    triggers = (b"cpu_count",)
+    triggers = ()  # the loader call holds the expression: its file is analysed for the loader
     summary = "`num_workers=os.cpu_count()`: ignores the CPU set and multiplies per DDP rank; workers oversubscribe the CPUs."
     docs = {
         "What it does": """
