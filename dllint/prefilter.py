@@ -20,9 +20,10 @@ def content_hash(data: bytes) -> bytes:
 
 def code_words(data: bytes) -> str | None:
     """The words of a file's code, NUL-separated: every name, attribute, keyword argument,
-    parameter, function and class name, and every one-line string constant (``"OMP_NUM_THREADS"``,
-    a string annotation); not comments, docstrings or other multi-line text. None when the file
-    does not compile (it is then analysed in full, which reports the error).
+    parameter, function and class name, and every string constant without white space
+    (``"OMP_NUM_THREADS"``, a dict key, a one-word annotation); not comments, docstrings or other
+    prose. None when the file does not compile (it is then analysed in full, which reports the
+    error).
 
     CPython's own compiler (C, no Python object per node) reads them about three times faster
     than ``ast.parse`` builds a tree. It drops code it proves unreachable (``if False:``, after a
@@ -49,7 +50,7 @@ def code_words(data: bytes) -> str | None:
             if kind is CodeType:
                 stack.append(k)
             elif kind is str:
-                if len(k) <= 200 and "\n" not in k:
+                if len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k:
                     words.append(k)
             elif kind is tuple or kind is frozenset:  # keyword-argument names, folded literals
                 consts.extend(k)

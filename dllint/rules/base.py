@@ -25,8 +25,9 @@ class Rule:
     default: bool = True  # runs without --select
     severity: str = "warning"  # default severity; a finding may override it
     fix: str = "none"  # none | safe | unsafe | "safe or unsafe": how its fixes are labelled
-    # Words whose presence in a file's code (a name, an attribute, a keyword argument, a one-line
-    # string) makes the file worth analysing for this rule; ``comment_triggers`` count anywhere.
+    # Words whose presence in a file's code (a name, an attribute, a keyword argument, a string
+    # without spaces) makes the file worth analysing for this rule (dllint/prefilter.py);
+    # ``comment_triggers`` count anywhere in the bytes.
     triggers: tuple[bytes, ...] = ()
     comment_triggers: tuple[bytes, ...] = ()
     summary: str = ""  # one line: what it catches

@@ -1,0 +1,149 @@
+"""The pre-filter's two stages and the index's quiet questions (dllint/prefilter.py, dllint/index.py).
+
+What is parsed shrinks; what is found does not: each project here is also checked with every file
+parsed, and the findings must be the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dllint.prefilter import NameTest, Triggers, code_words
+
+
+def _analyse(root: Path, prefilter: bool = True):
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.discover import discover
+    from dllint.engine import Engine
+
+    settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
+    engine = Engine(settings, project_root, jobs=1)
+    engine.prefilter = prefilter
+    targets = discover([str(root)], project_root, settings.all_excludes, settings.respect_gitignore)
+    return engine.analyse(targets, enabled_codes(settings))
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    (root / ".git").mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+
+
+def _findings(analysis) -> list[str]:
+    return [f"{Path(d.path).name}:{d.span.row}:{d.code}" for d in analysis.diagnostics]
+
+
+# ---------------------------------------------------------------------------- code words
+
+
+def test_code_words_are_names_attributes_keywords_and_strings_without_spaces():
+    source = b'''"""A module docstring that mentions DataLoader."""
+# a comment that mentions Dataset
+import torch.utils.data as tud
+from torch.utils.data import DataLoader as DL
+
+def make(ds, collate_fn=None):
+    """Builds a loader (persistent_workers is not set here)."""
+    env = {"OMP_NUM_THREADS": "1"}
+    return DL(ds, worker_init_fn=seed, prefetch_factor=2, num_workers=tud.get_worker_info)
+
+HELP = """Pass a set_start_method
+spanning lines"""
+'''
+    words = set(code_words(source).split("\0"))
+    assert {"DataLoader", "DL", "tud", "make", "ds", "collate_fn", "worker_init_fn", "prefetch_factor"} <= words
+    assert {"get_worker_info", "OMP_NUM_THREADS", "env"} <= words
+    text = "\0".join(words)
+    assert "Dataset" not in text  # only in a comment
+    assert "persistent_workers" not in text  # only in a docstring
+    assert "set_start_method" not in text  # only in a multi-line string
+
+
+def test_code_words_of_code_that_does_not_compile_is_none():
+    assert code_words(b"def f(:\n") is None
+    assert code_words(b"return 1\n") is None  # parses, but is no module: analysed in full
+
+
+def test_triggers_need_a_code_word_or_a_comment_trigger():
+    triggers = Triggers({b"DataLoader", b"set_start_method"}, {b"noqa: DL"})
+    assert triggers(b"from torch.utils.data import DataLoader\n")
+    assert triggers(b"import multiprocessing as mp\nmp.set_start_method('spawn')\n")
+    assert not triggers(b'def f():\n    """Wraps a torch DataLoader,\n    see the docs."""\n')
+    assert not triggers(b"x = 1  # the DataLoader below\n")
+    assert not triggers(b"x = 1\n")
+    assert triggers(b"x = 1  # noqa: DL101\n")
+    assert triggers(b"DataLoader(\n")  # a syntax error: analysed, so it is reported
+
+
+def test_name_test_matches_whole_words_only():
+    test = NameTest({"Frames", "Clips"})
+    assert test(b"class Sub(Frames):\n")
+    assert test(b"x = data.Clips()\n")
+    assert not test(b"class FramesPlus:\n")
+    assert not test(b"MyFrames = 1\n")
+    many = NameTest({f"Name{i}" for i in range(40)} | {"Frames"})
+    assert many(b"x = Frames\n") and not many(b"x = FramesX\n") and not many(b"x = XFrames\n")
+
+
+# ---------------------------------------------------------------------------- what gets parsed
+
+
+def test_a_docstring_mention_alone_does_not_get_a_file_analysed(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "notes.py": 'def helper():\n    """Called before building the DataLoader."""\n    return 1\n',
+            "train.py": "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2], num_workers=2)\n",
+        },
+    )
+    analysis = _analyse(tmp_path)
+    parsed = {Path(p).name for p in analysis.project.files}
+    assert parsed == {"train.py"}
+    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
+
+
+MIXIN_PROJECT = {
+    # no trigger word: parsed only because the Dataset's worker code lives here
+    "mixins.py": "import torch\n\n\nclass IndexMixin:\n    def __getitem__(self, i):\n        return torch.ones(3).cuda()\n",
+    # no trigger word either, and nothing that matters needs it
+    "other.py": "class Thing:\n    pass\n",
+    "data.py": (
+        "from torch.utils.data import DataLoader, Dataset\n\nimport other\nfrom mixins import IndexMixin\n\n\n"
+        "class Frames(IndexMixin, Dataset):\n    pass\n\n\n"
+        "class Helper(other.Thing):\n    pass\n\n\n"
+        "def build(dataset):\n    return DataLoader(dataset, num_workers=4, multiprocessing_context='fork')\n"
+    ),
+}
+
+
+def test_a_datasets_base_in_a_file_without_triggers_is_parsed_but_an_unrelated_base_is_not(tmp_path):
+    _write(tmp_path, MIXIN_PROJECT)
+    analysis = _analyse(tmp_path)
+    parsed = {Path(p).name for p in analysis.project.files}
+    # "is Helper a Dataset?" is asked quietly; Frames' MRO, reused from that question, still
+    # asks for mixins.py when the worker code of Frames is wanted
+    assert parsed == {"data.py", "mixins.py"}
+    assert _findings(analysis) == ["mixins.py:6:DL201"]
+    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
+
+
+def test_memoized_answers_replay_the_unparsed_files_they_met():
+    from dllint.config import Settings
+    from dllint.facts.extract import extract
+    from dllint.index import ProjectIndex
+
+    data = MIXIN_PROJECT["data.py"].encode()
+    facts = extract("/p/data.py", "data", "/p", False, data)
+    modules = {"data": ["/p/data.py"], "mixins": ["/p/mixins.py"], "other": ["/p/other.py"]}
+    index = ProjectIndex({"/p/data.py": facts}, Settings(), modules)
+    frames = next(c for c in index.classes() if c.cls.name == "Frames")
+    with index.quietly():
+        index.mro(frames)
+        index.resolve("data.IndexMixin", "/p")
+    assert index.misses == set()
+    index.mro(frames)  # the memo entry, asked loudly
+    assert index.misses == {"/p/mixins.py"}
+    index.misses.clear()
+    index.resolve("data.IndexMixin", "/p")
+    assert index.misses == {"/p/mixins.py"}
