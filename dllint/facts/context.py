@@ -21,6 +21,31 @@ FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _BUILTINS = frozenset(dir(builtins))
 MAX_DEPTH = 6
+# Fields never visited: the expression context and operator singletons (ast.Load, ast.Add ...)
+# carry no names, and are shared objects (id-keyed tables cannot hold them).
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)
+    return fields
+
+
+def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.iter_child_nodes`` without the context and operator singletons."""
+    for name in _child_fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            yield value
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    yield item
+
+
 _LINES_KEEPENDS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # as ast.get_source_segment splits
 _SEGMENT_LINES = ("segment", "lines")
 
@@ -131,95 +156,130 @@ class FileContext:
 
     def _visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         """Record parents, scopes and bindings, in one pass over the tree."""
-        self._parents[id(node)] = parent
-        self._node_scope[id(node)] = scope
+        nid = id(node)
+        self._parents[nid] = parent
+        self._node_scope[nid] = scope
         self._preorder.append(node)
         if scope.body_nodes is not None:
             scope.body_nodes.append(node)
-        if isinstance(node, FUNC_TYPES):
-            qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
-            self._bind(scope, node.name, Binding("def", qual))
-            for dec in node.decorator_list:
-                self._visit(dec, node, scope)
-            self._visit_args_defaults(node.args, node, scope)
-            if node.returns is not None:
-                self._visit(node.returns, node, scope)
-            cls_info = self.class_by_node.get(id(parent)) if scope.kind == "class" else None
-            fscope = Scope("function", node, scope, qual, cls=cls_info)
-            self._scope_of_node[id(node)] = fscope
-            self._bind_params(fscope, node.args)
-            self_name = None
-            if cls_info is not None:
-                cls_info.methods[node.name] = node
-                decos = {self._decorator_name(d) for d in node.decorator_list}
-                if "staticmethod" not in decos and "classmethod" not in decos:
-                    all_args = node.args.posonlyargs + node.args.args
-                    if all_args:
-                        self_name = all_args[0].arg
-            info = FuncInfo(node, qual, fscope, cls_info, self_name)
-            self.functions.append(info)
-            self.func_by_node[id(node)] = info
-            self._visit_block(node.body, node, fscope)
-            return
-        if isinstance(node, ast.ClassDef):
-            qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
-            self._bind(scope, node.name, Binding("class", qual))
-            for child in (*node.decorator_list, *node.bases, *node.keywords):
-                self._visit(child, node, scope)
-            info = ClassInfo(node, qual, scope, local=self._in_function(scope))
-            self.classes.append(info)
-            self.class_by_node[id(node)] = info
-            cscope = Scope("class", node, scope, qual)
-            self._scope_of_node[id(node)] = cscope
-            self._visit_block(node.body, node, cscope)
-            return
-        if isinstance(node, ast.Lambda):
-            lscope = Scope("lambda", node, scope, f"{scope.qualname}.<lambda>")
-            self._scope_of_node[id(node)] = lscope
-            self._visit_args_defaults(node.args, node, scope)
-            self._bind_params(lscope, node.args)
-            self._visit(node.body, node, lscope)
-            return
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                self.imported_modules.add(alias.name)
-                if alias.asname:
-                    self._bind(scope, alias.asname, Binding("import", alias.name))
-                else:
-                    top = alias.name.split(".")[0]
-                    self._bind(scope, top, Binding("import", top))
-        elif isinstance(node, ast.ImportFrom):
-            base = resolve_relative(self.module, self.is_package, node.level, node.module)
-            if base is not None:
-                self.imported_modules.add(base)
-                for alias in node.names:
-                    if alias.name == "*":
-                        self.star_imports.append(base)
-                        continue
-                    self.imported_modules.add(f"{base}.{alias.name}")
-                    self._bind(scope, alias.asname or alias.name, Binding("import", f"{base}.{alias.name}"))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            value = getattr(node, "value", None)
-            for target in targets:
-                self._bind_target(scope, target, None if isinstance(node, ast.AugAssign) else value)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._bind_target(scope, node.target, None)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                if item.optional_vars is not None:
-                    self._bind_target(scope, item.optional_vars, None)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            self._bind(scope, node.name, Binding("local"))
-        elif isinstance(node, ast.NamedExpr):
-            self._bind_target(scope, node.target, node.value)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                scope.bindings[name] = Binding("global")
-        elif isinstance(node, ast.comprehension):
-            self._bind_target(scope, node.target, None, comprehension=True)
-        for child in ast.iter_child_nodes(node):
+        kind = type(node)
+        handler = _VISITORS.get(kind)
+        if handler is not None and handler(self, node, parent, scope):
+            return  # it visited the children itself (a new scope)
+        fields = _CHILD_FIELDS.get(kind) or _child_fields(kind)
+        visit = self._visit
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item, node, scope)
+            elif isinstance(value, ast.AST):
+                visit(value, node, scope)
+
+    def _visit_def(self, node, parent, scope) -> bool:
+        qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
+        self._bind(scope, node.name, Binding("def", qual))
+        for dec in node.decorator_list:
+            self._visit(dec, node, scope)
+        self._visit_args_defaults(node.args, node, scope)
+        if node.returns is not None:
+            self._visit(node.returns, node, scope)
+        cls_info = self.class_by_node.get(id(parent)) if scope.kind == "class" else None
+        fscope = Scope("function", node, scope, qual, cls=cls_info)
+        self._scope_of_node[id(node)] = fscope
+        self._bind_params(fscope, node.args)
+        self_name = None
+        if cls_info is not None:
+            cls_info.methods[node.name] = node
+            decos = {self._decorator_name(d) for d in node.decorator_list}
+            if "staticmethod" not in decos and "classmethod" not in decos:
+                all_args = node.args.posonlyargs + node.args.args
+                if all_args:
+                    self_name = all_args[0].arg
+        info = FuncInfo(node, qual, fscope, cls_info, self_name)
+        self.functions.append(info)
+        self.func_by_node[id(node)] = info
+        self._visit_block(node.body, node, fscope)
+        return True
+
+    def _visit_class(self, node, parent, scope) -> bool:
+        qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
+        self._bind(scope, node.name, Binding("class", qual))
+        for child in (*node.decorator_list, *node.bases, *node.keywords):
             self._visit(child, node, scope)
+        info = ClassInfo(node, qual, scope, local=self._in_function(scope))
+        self.classes.append(info)
+        self.class_by_node[id(node)] = info
+        cscope = Scope("class", node, scope, qual)
+        self._scope_of_node[id(node)] = cscope
+        self._visit_block(node.body, node, cscope)
+        return True
+
+    def _visit_lambda(self, node, parent, scope) -> bool:
+        lscope = Scope("lambda", node, scope, f"{scope.qualname}.<lambda>")
+        self._scope_of_node[id(node)] = lscope
+        self._visit_args_defaults(node.args, node, scope)
+        self._bind_params(lscope, node.args)
+        self._visit(node.body, node, lscope)
+        return True
+
+    def _visit_import(self, node, parent, scope) -> bool:
+        for alias in node.names:
+            self.imported_modules.add(alias.name)
+            if alias.asname:
+                self._bind(scope, alias.asname, Binding("import", alias.name))
+            else:
+                top = alias.name.split(".")[0]
+                self._bind(scope, top, Binding("import", top))
+        return False
+
+    def _visit_import_from(self, node, parent, scope) -> bool:
+        base = resolve_relative(self.module, self.is_package, node.level, node.module)
+        if base is not None:
+            self.imported_modules.add(base)
+            for alias in node.names:
+                if alias.name == "*":
+                    self.star_imports.append(base)
+                    continue
+                self.imported_modules.add(f"{base}.{alias.name}")
+                self._bind(scope, alias.asname or alias.name, Binding("import", f"{base}.{alias.name}"))
+        return False
+
+    def _visit_assign(self, node, parent, scope) -> bool:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = getattr(node, "value", None)
+        for target in targets:
+            self._bind_target(scope, target, None if isinstance(node, ast.AugAssign) else value)
+        return False
+
+    def _visit_for(self, node, parent, scope) -> bool:
+        self._bind_target(scope, node.target, None)
+        return False
+
+    def _visit_with(self, node, parent, scope) -> bool:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind_target(scope, item.optional_vars, None)
+        return False
+
+    def _visit_handler(self, node, parent, scope) -> bool:
+        if node.name:
+            self._bind(scope, node.name, Binding("local"))
+        return False
+
+    def _visit_named(self, node, parent, scope) -> bool:
+        self._bind_target(scope, node.target, node.value)
+        return False
+
+    def _visit_global(self, node, parent, scope) -> bool:
+        for name in node.names:
+            scope.bindings[name] = Binding("global")
+        return False
+
+    def _visit_comprehension(self, node, parent, scope) -> bool:
+        self._bind_target(scope, node.target, None, comprehension=True)
+        return False
 
     def _visit_args_defaults(self, args: ast.arguments, parent: ast.AST, scope: Scope) -> None:
         for default in (*args.defaults, *[d for d in args.kw_defaults if d is not None]):
@@ -375,7 +435,7 @@ class FileContext:
             out.append(node)
             if isinstance(node, stop):
                 continue
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend(reversed(list(child_nodes(node))))
         self._cache[key] = out
         return out
 
@@ -612,3 +672,26 @@ def is_main_guard_test(test: ast.AST) -> bool:
     name = left if isinstance(left, ast.Name) else right
     const = right if isinstance(right, ast.Constant) else left
     return name.id == "__name__" and const.value == "__main__"
+
+
+# node type -> FileContext method recording what it binds; True: it visited the children itself
+_VISITORS = {
+    ast.FunctionDef: FileContext._visit_def,
+    ast.AsyncFunctionDef: FileContext._visit_def,
+    ast.ClassDef: FileContext._visit_class,
+    ast.Lambda: FileContext._visit_lambda,
+    ast.Import: FileContext._visit_import,
+    ast.ImportFrom: FileContext._visit_import_from,
+    ast.Assign: FileContext._visit_assign,
+    ast.AnnAssign: FileContext._visit_assign,
+    ast.AugAssign: FileContext._visit_assign,
+    ast.For: FileContext._visit_for,
+    ast.AsyncFor: FileContext._visit_for,
+    ast.With: FileContext._visit_with,
+    ast.AsyncWith: FileContext._visit_with,
+    ast.ExceptHandler: FileContext._visit_handler,
+    ast.NamedExpr: FileContext._visit_named,
+    ast.Global: FileContext._visit_global,
+    ast.Nonlocal: FileContext._visit_global,
+    ast.comprehension: FileContext._visit_comprehension,
+}
