@@ -8,6 +8,7 @@ needs to resolve a name (a base class, a dataset class, a function run in worker
 
 from __future__ import annotations
 
+import gc
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ class FactStore:
             return None
         try:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=gc.disable)
             return list(self._pool.map(fn, jobs, chunksize=chunksize))
         except (OSError, RuntimeError):  # no process pool here: do it serially
             self._broken = True
@@ -127,7 +128,21 @@ class Engine:
         """Lint ``targets`` (absolute paths) in the context of the whole project.
 
         ``overlay`` replaces file contents (standard input, fixed but unwritten files);
-        ``explicit`` are files named on the command line: always parsed, so DL000 covers them."""
+        ``explicit`` are files named on the command line: always parsed, so DL000 covers them.
+
+        The cyclic garbage collector is paused for the run (and in its worker processes): a run
+        allocates millions of syntax-tree objects, and each collection rescans all that is alive
+        (on pytorch_geometric it doubled the parse time). Trees, contexts and facts hold no
+        reference cycles; reference counting frees them."""
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._analyse(targets, enabled, overlay, explicit)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _analyse(self, targets, enabled, overlay, explicit) -> Analysis:
         overlay = overlay or {}
         explicit = explicit or set()
         target_set = set(targets)

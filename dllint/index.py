@@ -360,6 +360,15 @@ class ProjectIndex:
                     out.append(self._loader(facts, call))
         return out
 
+    def loaders_in(self, path: str) -> list[Loader]:
+        """The loaders built in one file (rules ask per loop and per call: not a scan each time)."""
+        by_path = self.__dict__.get("_loaders_by_path")
+        if by_path is None:
+            by_path = self.__dict__["_loaders_by_path"] = {}
+            for loader in self.loaders:
+                by_path.setdefault(loader.file.path, []).append(loader)
+        return by_path.get(path, [])
+
     @cached_property
     def _used_as_dataset(self) -> set[tuple[str, str]]:
         keys: set[tuple[str, str]] = set()

@@ -139,6 +139,7 @@ class FileContext:
         self.star_imports: list[str] = []
         self.module_scope = Scope("module", tree, None, module)
         self._cache: dict = {}
+        self._qualnames: dict[int, str | None] = {}
         self._build()
 
     # ------------------------------------------------------------------ building
@@ -528,7 +529,16 @@ class FileContext:
         return None
 
     def qualname(self, node: ast.AST) -> str | None:
-        """The fully qualified name a Name/Attribute chain refers to, or None."""
+        """The fully qualified name a Name/Attribute chain refers to, or None (memoized per node:
+        every rule asks for the callee of the same calls)."""
+        key = id(node)
+        memo = self._qualnames
+        if key in memo:
+            return memo[key]
+        found = memo[key] = self._qualname(node)
+        return found
+
+    def _qualname(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
             binding = self.lookup(node.id, self.scope_of(node))
             if binding is None:

@@ -18,6 +18,8 @@ from dllint.index import ClassRef
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
 
+NESTED_SCOPES = (*FUNC_TYPES, ast.ClassDef)  # what a method's recorded body does not descend into
+
 # --------------------------------------------------------------------------- value summaries
 
 
@@ -1175,7 +1177,10 @@ class CopyOnReadContainer(Rule):
                 if kind != "store":
                     info.uses.append(Use(sub.attr, kind, detail, sub.lineno, top(sub)))
         # uses inside nested functions (closures, key functions): they may run at any time
-        seen = {id(sub) for sub in ctx.walk_function(node)}
+        body = ctx.walk_function(node)
+        if not any(isinstance(sub, NESTED_SCOPES) for sub in body):
+            return info  # every node was seen above
+        seen = {id(sub) for sub in body}
         for sub in ast.walk(node):
             if id(sub) in seen or not isinstance(sub, ast.Attribute):
                 continue

@@ -343,7 +343,7 @@ class MissingMainGuard(Rule):
         return out
 
     def _file_loaders(self, index, facts):
-        return [ld for ld in index.loaders if ld.file.path == facts.path]
+        return list(index.loaders_in(facts.path))
 
     def _source_loaders(self, index, facts, source) -> list:
         loaders = loaders_for(index, facts, source)
@@ -370,7 +370,7 @@ class MissingMainGuard(Rule):
                 if alt.kind != "call":
                     continue
                 out.extend(
-                    ld for ld in index.loaders if ld.file.path == found.file.path and ld.call.span == alt.span
+                    ld for ld in index.loaders_in(found.file.path) if ld.call.span == alt.span
                 )
         return out
 

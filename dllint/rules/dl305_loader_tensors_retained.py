@@ -458,9 +458,7 @@ def loaders_for(index, facts, source) -> list:
     """The project's loaders a loop source refers to (same file)."""
     kind, scope, name = source
     found = []
-    for loader in index.loaders:
-        if loader.file.path != facts.path:
-            continue
+    for loader in index.loaders_in(facts.path):
         call = loader.call
         if kind == "name" and call.target == name and call.scope == scope:
             found.append(loader)
