@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -63,10 +64,38 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="dllint", standalone_mode=True)
-    except SystemExit:
+    except SystemExit as exc:
+        if argv is None and _fast_exit_ok():
+            _fast_exit(exc.code)
         raise
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # an internal failure: a message naming the cause, exit 2
         click.echo(f"dllint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(2)
+
+
+def _fast_exit_ok() -> bool:
+    """Whether this process ran ``check`` (its process pool is shut down before it exits)."""
+    module = sys.modules.get("dllint.commands.check")
+    return bool(module is not None and getattr(module, "FINISHED", False))
+
+
+def _fast_exit(code) -> None:
+    """Leave without freeing every object one by one: after a big run the interpreter's teardown
+    (a last full collection, then millions of deallocations) took 0.6 s of a 4 s run on
+    pytorch_geometric. Only for the program itself (``argv is None``), never inside a host
+    process; output is flushed first, and the cache and fixes are written before this point."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message"): printed, status 1
+        print(code, file=sys.stderr)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(status)

@@ -286,3 +286,29 @@ def test_core_import_does_not_pull_torch_or_libcst(project):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.stdout.split() == ["False", "False"], proc.stderr
+
+
+def test_program_exit_skips_teardown_but_keeps_output_and_status(project):
+    # as a program (`python -m dllint`), check leaves through os._exit after flushing
+    calls = "\n".join(f'def f{i}():\n    mp.set_sharing_strategy("file_system")\n' for i in range(300))
+    (project / "many.py").write_text("import torch.multiprocessing as mp\n" + calls)
+    (project / "clean.py").write_text(GOOD)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dllint", "check", "--output-format", "json", "--no-cache", "many.py"],
+        cwd=project, capture_output=True, text=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    findings = json.loads(proc.stdout)  # complete: nothing lost in an unflushed buffer
+    assert len(findings) == 300
+    clean = subprocess.run([sys.executable, "-m", "dllint", "check", "--no-cache", "clean.py"], cwd=project, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_main_with_arguments_returns_to_its_host(project):
+    # called as a library (argv given), main raises SystemExit instead of ending the process
+    from dllint.cli import main
+
+    (project / "bad.py").write_text(BAD)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--no-cache", "."])
+    assert exc.value.code == 1

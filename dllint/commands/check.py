@@ -16,6 +16,8 @@ from dllint.report import FORMATS, MACHINE_FORMATS, ReportContext, render
 from dllint.report.statistics import attach_sources, render_fixes, render_statistics
 from dllint.rules import all_rules
 
+FINISHED = False  # set once check runs: the program may then leave without teardown
+
 
 def fail(message: str) -> None:
     click.echo(f"dllint: error: {message}", err=True)
@@ -91,6 +93,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
           statistics=False, exit_non_zero_on_fix=False, show_fixes=False, add_noqa=False,
           no_cache=False, cache_dir=None, no_prefilter=False):
     """Check PATHS (files or directories, default `.`) for DataLoader pitfalls."""
+    global FINISHED
+    FINISHED = True  # its exits may skip the interpreter's teardown (dllint.cli._fast_exit)
     paths = list(paths) or ["."]
     stdin_data = None
     if "-" in paths:
