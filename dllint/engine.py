@@ -293,7 +293,12 @@ class Engine:
     def _prescan(self, data, entries, overlay, explicit) -> dict[str, bool]:
         """The trigger verdicts of many files just read (a cold run), computed in worker processes
         that read the files again: each verdict is kept only if they read the same bytes."""
-        pending = [p for p in data if p not in overlay and p not in explicit and not _is_stub(p, explicit)]
+        pending = [
+            p
+            for p in data
+            # a notebook's bytes here are its code cells, not the JSON a worker would read
+            if p not in overlay and p not in explicit and not _is_stub(p, explicit) and not p.endswith(".ipynb")
+        ]
         found = self.store.scan(pending, self.triggers)
         if not found:
             return {}

@@ -11,14 +11,14 @@ from pathlib import Path
 from dllint.prefilter import NameTest, Triggers, code_words
 
 
-def _analyse(root: Path, prefilter: bool = True):
+def _analyse(root: Path, prefilter: bool = True, jobs: int = 1):
     from dllint.commands.check import enabled_codes, load_configuration
     from dllint.config import Overrides
     from dllint.discover import discover
     from dllint.engine import Engine
 
     settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
-    engine = Engine(settings, project_root, jobs=1)
+    engine = Engine(settings, project_root, jobs=jobs)
     engine.prefilter = prefilter
     targets = discover([str(root)], project_root, settings.all_excludes, settings.respect_gitignore)
     return engine.analyse(targets, enabled_codes(settings))
@@ -147,3 +147,22 @@ def test_memoized_answers_replay_the_unparsed_files_they_met():
     index.misses.clear()
     index.resolve("data.IndexMixin", "/p")
     assert index.misses == {"/p/mixins.py"}
+
+
+def test_cold_scan_in_worker_processes_decides_like_the_main_process(tmp_path):
+    import json
+
+    from dllint.engine import SCAN_PARALLEL_THRESHOLD
+
+    files = {f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(SCAN_PARALLEL_THRESHOLD)}
+    files["doc.py"] = 'def g():\n    """Mentions a DataLoader in prose only."""\n'
+    files["share.py"] = 'import torch.multiprocessing as mp\nmp.set_sharing_strategy("file_system")\n'
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": ["import torch.multiprocessing as mp\n", 'mp.set_sharing_strategy("file_system")\n']}
+    files["nb.ipynb"] = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    _write(tmp_path, files)
+    pooled = _analyse(tmp_path, jobs=2)  # the scan runs in worker processes
+    serial = _analyse(tmp_path, jobs=1)
+    everything = _analyse(tmp_path, prefilter=False)
+    assert {Path(p).name for p in pooled.project.files} == {"share.py", "nb.ipynb"}
+    assert _findings(pooled) == _findings(serial) == _findings(everything) == ["nb.ipynb:2:DL302", "share.py:2:DL302"]
