@@ -154,11 +154,10 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     loaders: list[LoaderCall] = []
     start_methods: list[StartMethodCall] = []
     local_classes = {info.qualname for info in ctx.classes}
-    for node in ctx.all_nodes():
-        if isinstance(node, ast.If) and is_main_guard_test(node.test) and ctx.parent(node) is ctx.tree:
+    for node in ctx.tree.body:
+        if isinstance(node, ast.If) and is_main_guard_test(node.test):
             facts.main_guard = facts.main_guard or ctx.span(node)
-        if not isinstance(node, ast.Call):
-            continue
+    for node in ctx.nodes(ast.Call):
         callee = ctx.call_name(node)
         if callee is None:
             callee = _class_alias(ctx, node.func)

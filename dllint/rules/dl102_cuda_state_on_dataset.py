@@ -164,8 +164,8 @@ class CudaStateOnDataset(Rule):
             if found:
                 out[info.qualname] = found
         tensor_datasets = []
-        for node in ctx.all_nodes():
-            if isinstance(node, ast.Call) and ctx.call_name(node) in TENSOR_DATASETS:
+        for node in ctx.nodes(ast.Call) if ("TensorDataset" in ctx.text or "StackDataset" in ctx.text) else ():
+            if ctx.call_name(node) in TENSOR_DATASETS:
                 for arg in (*node.args, *(k.value for k in node.keywords)):
                     hit = cuda_value(ctx, arg)
                     if hit:

@@ -374,9 +374,7 @@ class UnpicklableWorkerState(Rule):
         stored = []
         # constructor arguments can only hold a lambda or a local def/class when the file has one
         may_hold = "lambda" in ctx.text or any(".<locals>." in f.qualname for f in ctx.functions) or any(c.local for c in ctx.classes)
-        for node in ctx.all_nodes():
-            if not isinstance(node, ast.Call):
-                continue
+        for node in ctx.nodes(ast.Call):
             callee = canonical(ctx.call_name(node))
             positional = {DATALOADER_POSITIONAL[i]: a for i, a in enumerate(node.args) if i < len(DATALOADER_POSITIONAL)} if callee in DATALOADER_CLASSES else {}
             for kw in node.keywords:

@@ -256,9 +256,7 @@ class ConstantWorkerSeed(Rule):
             if seeds or helpers:
                 funcs[fn.qualname] = (seeds, helpers)
         uses = []
-        for node in ctx.all_nodes():
-            if not isinstance(node, ast.Call):
-                continue
+        for node in ctx.nodes(ast.Call):
             value = _worker_init_value(ctx, node)
             if value is None:
                 continue

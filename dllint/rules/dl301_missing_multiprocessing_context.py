@@ -84,8 +84,8 @@ class MissingMultiprocessingContext(Rule):
 
     def extract(self, ctx):
         out = {}
-        for node in ctx.all_nodes():
-            if not isinstance(node, ast.Call) or not (node.args or node.keywords):
+        for node in ctx.nodes(ast.Call):
+            if not (node.args or node.keywords):
                 continue
             callee = ctx.call_name(node)
             if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():

@@ -52,8 +52,9 @@ class FileSystemSharingStrategy(Rule):
 
     def extract(self, ctx):
         out = []
-        for node in ctx.all_nodes():
-            if isinstance(node, ast.Call) and ctx.call_name(node) in SET_SHARING_STRATEGY:
+        # a call resolving to set_sharing_strategy names it in this file (an import, an alias)
+        for node in ctx.nodes(ast.Call) if "set_sharing_strategy" in ctx.text else ():
+            if ctx.call_name(node) in SET_SHARING_STRATEGY:
                 arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "new_strategy"), None)
                 if ctx.const(arg, None) == "file_system":
                     out.append(ctx.span(node))
