@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _fast_exit_ok() -> bool:
-    """Whether this process ran ``check`` (its process pool is shut down before it exits)."""
+    """Whether this process ran ``check`` (its process pool is shut down before it exits), and
+    no profiler or tracer (cProfile, coverage) waits to write its results at exit."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return False
     module = sys.modules.get("dllint.commands.check")
     return bool(module is not None and getattr(module, "FINISHED", False))
 

@@ -312,3 +312,14 @@ def test_main_with_arguments_returns_to_its_host(project):
     with pytest.raises(SystemExit) as exc:
         main(["check", "--no-cache", "."])
     assert exc.value.code == 1
+
+
+def test_program_under_a_profiler_exits_normally(project):
+    # cProfile (and coverage) write their results at exit: the fast exit steps aside for them
+    (project / "bad.py").write_text(BAD)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", "prof.out", "-m", "dllint", "check", "--no-cache", "."],
+        cwd=project, capture_output=True, text=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert (project / "prof.out").stat().st_size > 0
