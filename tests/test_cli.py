@@ -321,5 +321,5 @@ def test_program_under_a_profiler_exits_normally(project):
         [sys.executable, "-m", "cProfile", "-o", "prof.out", "-m", "dllint", "check", "--no-cache", "."],
         cwd=project, capture_output=True, text=True,
     )
-    assert proc.returncode == 1, proc.stderr
+    assert "DL302" in proc.stdout, proc.stderr  # (cProfile itself reports status 0)
     assert (project / "prof.out").stat().st_size > 0
