@@ -365,14 +365,17 @@ class Engine:
             index.loader_callables(loader)
         for cls in index.dataset_classes():
             index.worker_functions(cls)
-        new = {p for p in index.misses if p not in facts}
         # 2. subclasses and uses of project Dataset / DataLoader classes elsewhere
         names = {c.cls.name for c in index.dataset_classes()}
         names.update(
             c.cls.name for c in index.classes() if index.is_loader_class(c.cls.qualname, c.file.root)
         )
+        # 3. what the rules want: names, and the files their own loud questions (index.quietly(False))
+        # met; their other questions are quiet
         for rule in self.rules:
-            names.update(rule.wants(index))
+            with index.quietly():
+                names.update(rule.wants(index))
+        new = {p for p in index.misses if p not in facts}
         names -= seen_names
         seen_names.update(names)
         if names:

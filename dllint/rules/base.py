@@ -42,7 +42,10 @@ class Rule:
         return ()
 
     def wants(self, index) -> set[str]:
-        """Identifiers whose files this rule needs analysed too (e.g. uses of an attribute)."""
+        """Identifiers whose files this rule needs analysed too (e.g. uses of an attribute).
+
+        Runs quietly (``index.quietly()``): a resolution reaching an unparsed file does not get it
+        parsed, unless asked inside ``with index.quietly(False):``."""
         return set()
 
     # Rules whose hazards make a fork-started loader fail (consumed by DL301).

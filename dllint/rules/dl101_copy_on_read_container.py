@@ -1206,21 +1206,21 @@ class CopyOnReadContainer(Rule):
             return (row, len(line) + 1, "\n", indent)
         return (row + 1, 1, "", indent)
 
+    _fix_attrs: set[str] | None = None  # collecting, in wants(): attributes a finding offers to fix
+
     def wants(self, index) -> set[str]:
-        names: set[str] = set()
-        for facts in index.files.values():
-            payload = facts.payloads.get(self.code)
-            if not payload:
-                continue
-            for cls_qual, methods in payload["classes"].items():
-                cls = facts.classes.get(cls_qual)
-                if cls is None or not index.is_dataset(ClassRef(facts, cls)):
-                    continue  # only a Dataset's containers can get a fix whose safety needs outside uses
-                for info in methods.values():
-                    for b in info.builds:
-                        if b.t.kind in ("container", "call") and len(b.attr) > 2:
-                            names.add(b.attr)
-        return names
+        """The attributes that findings (with what is parsed so far) offer to fix: every file using
+        such a name (``ds.paths``) decides whether the fix is safe, so those files are parsed.
+        The rule's own check runs, recording the names instead of judging the fixes."""
+        from dllint.project import Project
+
+        self._fix_attrs = set()
+        try:
+            for _ in self.check(Project(index.settings, index, index.files, {}, set(index.files))):
+                pass
+            return self._fix_attrs
+        finally:
+            self._fix_attrs = None
 
     # ----------------------------------------------------------------- join
 
@@ -1449,6 +1449,9 @@ class CopyOnReadContainer(Rule):
                 f"element they touch (refcount writes), so memory grows toward one copy per worker; {better}"
             )
         fix = None
+        if dtype is not None and self._fix_attrs is not None:  # wants(): only the attribute's name
+            self._fix_attrs.add(attr)
+            return None
         if dtype is not None:
             verdict, why = self._fix_verdict(attr, resolved, family, ext_uses, elem, project, cls)
             if verdict == "safe" and any(x[3].source == "callers" for x in resolved):

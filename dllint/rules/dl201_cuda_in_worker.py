@@ -206,17 +206,6 @@ def worker_code(index, ref) -> dict:
     return found
 
 
-def unresolved_callees(index, functions) -> set[str]:
-    """Last names of project calls in ``functions`` that do not resolve yet (their files are not
-    parsed): what a rule's ``wants`` asks the engine to parse."""
-    out: set[str] = set()
-    for fn, _ in functions:
-        for call in fn.fn.calls:
-            if call.kind == "ref" and index.resolve(call.target, fn.file.root) is None:
-                out.add(call.target.rsplit(".", 1)[-1])
-    return out
-
-
 def dataset_use(index, ref) -> Use | None:
     """How a Dataset class runs in workers; None when every loader using it has no workers."""
     loaders = index.loaders_using(ref)
@@ -359,10 +348,12 @@ class CudaInWorker(Rule):
         return out or None
 
     def wants(self, index):
-        names: set[str] = set()
-        for ref in index.dataset_classes():
-            names |= unresolved_callees(index, worker_code(index, ref).values())
-        return names
+        """The files this rule's worker code reaches (beyond ``index.worker_functions``: the
+        methods a library base's ``__getitem__`` calls), asked for by their resolutions."""
+        with index.quietly(False):
+            for ref in index.dataset_classes():
+                worker_code(index, ref)
+        return set()
 
     def _sites(self, project):
         """[(path, what, kind, span, uses)] for each CUDA call in worker code."""

@@ -574,8 +574,9 @@ class LoaderTensorsRetained(Rule):
         return None
 
     def wants(self, index) -> set[str]:
-        """Functions a worker-backed loader is passed to: their loops may keep its batches."""
-        names: set[str] = set()
+        """Functions a worker-backed loader is passed to: their loops may keep its batches. Their
+        files are asked for by resolving each callee as ``check`` will (not by name: a `train`
+        mentioned anywhere is not this one)."""
         for facts in list(index.files.values()):
             payload = facts.payloads.get("DL303")
             if not payload:
@@ -587,9 +588,10 @@ class LoaderTensorsRetained(Rule):
                 for _pos, source in args:
                     loaders = loaders_for(index, facts, tuple(source))
                     if loaders and all(effective_workers(index, ld)[0] == "yes" for ld in loaders):
-                        names.add(callee.rsplit(".", 1)[-1])
+                        with index.quietly(False):
+                            index.resolve(callee, facts.root)
                         break
-        return names
+        return set()
 
     def extract(self, ctx):
         loops = extract_loops(ctx)
