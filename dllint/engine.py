@@ -103,6 +103,8 @@ class Engine:
         # with a cache: when no file changed since a run with the same inputs, return its findings
         # without building the index (Analysis.project then holds no facts: not for fixing)
         self.reuse_results = False
+        # the project's files when the caller has just walked the root itself (not walked twice)
+        self.root_files: list[str] | None = None
         # DLLINT_NO_PREFILTER=1 (or check --no-prefilter): parse every file (equivalence tests)
         self.prefilter = os.environ.get("DLLINT_NO_PREFILTER", "") in ("", "0")
         self.rules = all_rules()
@@ -116,6 +118,8 @@ class Engine:
         self.store = FactStore(frozenset(settings.dataloader_classes), jobs)
 
     def project_files(self) -> list[str]:
+        if self.root_files is not None:
+            return list(self.root_files)
         return discover([self.root], self.root, self.settings.all_excludes, self.settings.respect_gitignore)
 
     def analyse(

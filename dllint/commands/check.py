@@ -129,6 +129,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         explicit = set(paths)
     else:
         targets = discover(paths, root, settings.all_excludes, settings.respect_gitignore, force_exclude=force_exclude)
+        if [os.path.abspath(p) for p in paths] == [root]:
+            engine.root_files = targets  # the same walk the engine would make of the project
         base_overlay = {}
         explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)} & set(targets)
 
