@@ -554,8 +554,16 @@ class ProjectIndex:
 
     def loaders_using(self, ref: ClassRef) -> list[Loader]:
         """Loaders whose dataset is this class or one of its subclasses."""
-        keys = {ref.key} | {s.key for s in self.subclasses_of(ref)}
-        return [ld for ld in self.loaders if any(d.key in keys for d in ld.datasets)]
+        by_dataset = self.__dict__.get("_loaders_by_dataset")
+        if by_dataset is None:  # dataset class key -> {position: loader}, built once
+            by_dataset = self.__dict__["_loaders_by_dataset"] = {}
+            for i, ld in enumerate(self.loaders):
+                for d in ld.datasets:
+                    by_dataset.setdefault(d.key, {})[i] = ld
+        found: dict[int, Loader] = {}
+        for key in (ref.key, *(s.key for s in self.subclasses_of(ref))):
+            found.update(by_dataset.get(key, {}))
+        return [found[i] for i in sorted(found)]  # in the loaders' order
 
     # ------------------------------------------------------------------ worker code
 
@@ -645,9 +653,18 @@ class ProjectIndex:
         return values
 
     def worker_functions(self, ref: ClassRef) -> dict[tuple[str, str], tuple[FuncRef, int]]:
-        """Code a Dataset class runs inside workers: its entry methods and what they call."""
-        roots = [m for name in WORKER_ENTRY_METHODS if (m := self.find_method(ref, name))]
-        return self.reachable(roots, ref)
+        """Code a Dataset class runs inside workers: its entry methods and what they call
+        (memoized: every worker-code rule asks; the unparsed files it met are replayed)."""
+        memo = self.__dict__.setdefault("_worker_memo", {})
+        found = memo.get(ref.key)
+        if found is None:
+            with self._tracking() as deps:
+                roots = [m for name in WORKER_ENTRY_METHODS if (m := self.find_method(ref, name))]
+                reach = self.reachable(roots, ref)
+            found = memo[ref.key] = (reach, frozenset(deps))
+        else:
+            self._missed(found[1])
+        return dict(found[0])
 
     def loader_callables(self, loader: Loader) -> dict[str, list[FuncRef]]:
         """collate_fn / worker_init_fn functions of a loader."""
