@@ -139,7 +139,7 @@ class FileContext:
         self.star_imports: list[str] = []
         self.module_scope = Scope("module", tree, None, module)
         self._cache: dict = {}
-        self._qualnames: dict[int, str | None] = {}
+        self._qualnames: dict[ast.AST, str | None] = {}
         self._build()
 
     # ------------------------------------------------------------------ building
@@ -531,11 +531,10 @@ class FileContext:
     def qualname(self, node: ast.AST) -> str | None:
         """The fully qualified name a Name/Attribute chain refers to, or None (memoized per node:
         every rule asks for the callee of the same calls)."""
-        key = id(node)
-        memo = self._qualnames
-        if key in memo:
-            return memo[key]
-        found = memo[key] = self._qualname(node)
+        memo = self._qualnames  # keyed by the node itself: it stays alive, its id is never reused
+        if node in memo:
+            return memo[node]
+        found = memo[node] = self._qualname(node)
         return found
 
     def _qualname(self, node: ast.AST) -> str | None:
