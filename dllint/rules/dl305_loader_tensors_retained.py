@@ -454,6 +454,18 @@ def effective_workers(project, loader) -> tuple[str, str]:
     return ("yes" if default > 0 else "no"), f"num_workers={text}, {default} by default"
 
 
+def passing_calls(facts) -> list:
+    """(callee, [(position or keyword, loop source)]) of the calls a file makes, at module level
+    and in its functions, with arguments naming a variable (from DL303's extract)."""
+    payload = facts.payloads.get("DL303")
+    if not payload:
+        return []
+    calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
+    for entry in payload["functions"].values():
+        calls.extend(entry.get("passes", ()))
+    return calls
+
+
 def loaders_for(index, facts, source) -> list:
     """The project's loaders a loop source refers to (same file)."""
     kind, scope, name = source
@@ -538,13 +550,7 @@ class LoaderTensorsRetained(Rule):
         index = project.index
         out: dict = {}
         for facts in project.files.values():
-            payload = facts.payloads.get("DL303")
-            if not payload:
-                continue
-            calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
-            for entry in payload["functions"].values():
-                calls.extend(entry.get("passes", ()))
-            for callee, args in calls:
+            for callee, args in passing_calls(facts):
                 if not args:
                     continue
                 found = index.resolve(callee, facts.root)
@@ -578,13 +584,7 @@ class LoaderTensorsRetained(Rule):
         files are asked for by resolving each callee as ``check`` will (not by name: a `train`
         mentioned anywhere is not this one)."""
         for facts in list(index.files.values()):
-            payload = facts.payloads.get("DL303")
-            if not payload:
-                continue
-            calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
-            for entry in payload["functions"].values():
-                calls.extend(entry.get("passes", ()))
-            for callee, args in calls:
+            for callee, args in passing_calls(facts):
                 for _pos, source in args:
                     loaders = loaders_for(index, facts, tuple(source))
                     if loaders and all(effective_workers(index, ld)[0] == "yes" for ld in loaders):
