@@ -123,6 +123,21 @@ def check_or_update(path: Path, actual: str) -> None:
     assert actual == expected, f"{path} differs:\n--- expected\n{expected}\n--- actual\n{actual}"
 
 
+def import_fixture(path: Path, tmp_path: Path, name: str):
+    """Import a fixture file under a unique module name that worker processes can import too
+    (spawned children get ``sys.path``)."""
+    import importlib.util
+
+    shutil.copy(path, tmp_path / f"{name}.py")
+    if str(tmp_path) not in sys.path:
+        sys.path.insert(0, str(tmp_path))
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_python(code: str, cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 

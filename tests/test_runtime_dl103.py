@@ -5,33 +5,17 @@ iterate and give the same batches as before."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from golden import FIXTURES, Case, copy_case, findings
+from golden import FIXTURES, Case, copy_case, findings, import_fixture
 
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
 FIXTURE = FIXTURES / "dl103" / "positive.py"
-
-
-def load(path: Path, tmp_path: Path, name: str):
-    """Import under a unique module name that spawned workers can import too (sys.path is
-    passed to spawn children)."""
-    shutil.copy(path, tmp_path / f"{name}.py")
-    if str(tmp_path) not in sys.path:
-        sys.path.insert(0, str(tmp_path))
-    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def spawned(loader: DataLoader) -> DataLoader:
@@ -48,7 +32,7 @@ def spawned(loader: DataLoader) -> DataLoader:
 
 @pytest.fixture(scope="module")
 def mod(tmp_path_factory):
-    return load(FIXTURE, tmp_path_factory.mktemp("dl103"), "dl103_positive")
+    return import_fixture(FIXTURE, tmp_path_factory.mktemp("dl103"), "dl103_positive")
 
 
 @pytest.mark.parametrize(
@@ -93,7 +77,7 @@ def test_fixed_forms_work_under_spawn(mod, tmp_path):
     # a module-level function instead of the lambda attribute
     assert [int(x) for b in spawned(DataLoader(mod.CleanedFixed([" a ", "bb "]), batch_size=2)) for x in b] == [1, 2]
     # the golden unsafe fix: collate_fn=functools.partial(pad, 1) gives the batches the lambda gave
-    fixed = load(Path(f"{FIXTURE}.unsafe-fixed"), tmp_path, "dl103_positive_fixed")
+    fixed = import_fixture(Path(f"{FIXTURE}.unsafe-fixed"), tmp_path, "dl103_positive_fixed")
     after = [b.tolist() for b in spawned(fixed.loaders()[4])]
     before = [b.tolist() for b in mod.loaders()[4]]  # the original lambda, under fork
     assert after == before == [[2, 2]]

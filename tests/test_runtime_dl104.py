@@ -5,30 +5,17 @@ the lazy form opens one handle per worker, each with its own offset."""
 from __future__ import annotations
 
 import collections
-import importlib.util
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from golden import FIXTURES, Case, copy_case, findings
+from golden import FIXTURES, Case, copy_case, findings, import_fixture
 
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
 FIXTURE = FIXTURES / "dl104" / "positive.py"
 RECORDS = [f"rec{i:05d}" for i in range(4)]  # 8 bytes each
-
-
-def load(tmp_path: Path, name: str, source: Path = FIXTURE):
-    shutil.copy(source, tmp_path / f"{name}.py")
-    sys.path.insert(0, str(tmp_path))
-    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def data_file(tmp_path: Path) -> Path:
@@ -46,7 +33,7 @@ def per_worker(dataset) -> dict[int, list[str]]:
 
 
 def test_handle_opened_in_init_is_shared_by_forked_workers(tmp_path):
-    mod = load(tmp_path, "dl104_positive")
+    mod = import_fixture(FIXTURE, tmp_path, "dl104_positive")
     seen = per_worker(mod.Lines(data_file(tmp_path), n=4))
     assert len(seen) == 2  # two worker processes
     # one shared offset: together the workers read each record exactly once, so what a worker
@@ -55,7 +42,7 @@ def test_handle_opened_in_init_is_shared_by_forked_workers(tmp_path):
 
 
 def test_lazy_open_gives_each_worker_its_own_handle(tmp_path):
-    mod = load(tmp_path, "dl104_positive_lazy")
+    mod = import_fixture(FIXTURE, tmp_path, "dl104_positive_lazy")
     seen = per_worker(mod.LazyLines(data_file(tmp_path), n=4))
     assert len(seen) == 2
     # each worker starts at offset 0 of its own handle
@@ -64,7 +51,7 @@ def test_lazy_open_gives_each_worker_its_own_handle(tmp_path):
 
 def test_golden_unsafe_fix_opens_one_handle_per_worker(tmp_path):
     """The rule's own fix (property opening once per pid) behaves like the hand-written lazy form."""
-    fixed = load(tmp_path, "dl104_positive_fixed", Path(f"{FIXTURE}.unsafe-fixed"))
+    fixed = import_fixture(Path(f"{FIXTURE}.unsafe-fixed"), tmp_path, "dl104_positive_fixed")
     seen = per_worker(fixed.Lines(data_file(tmp_path), n=4))
     assert len(seen) == 2
     assert all(records == RECORDS[:2] for records in seen.values())
@@ -82,7 +69,7 @@ def test_golden_unsafe_fix_opens_one_handle_per_worker(tmp_path):
 
 
 def test_main_process_handle_unaffected_by_lazy_form(tmp_path):
-    mod = load(tmp_path, "dl104_positive_main")
+    mod = import_fixture(FIXTURE, tmp_path, "dl104_positive_main")
     ds = mod.LazyLines(data_file(tmp_path), n=4)
     assert [r for _, r in (ds[i] for i in range(4))] == RECORDS
 

@@ -8,29 +8,14 @@ form (created per worker from get_worker_info().seed) differs.
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from golden import FIXTURES, Case, copy_case, findings
+from golden import FIXTURES, Case, copy_case, findings, import_fixture
 
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
-
-
-def load(path: Path, tmp_path: Path, name: str):
-    """Import a fixture file under a unique, importable module name."""
-    shutil.copy(path, tmp_path / f"{name}.py")
-    if str(tmp_path) not in sys.path:
-        sys.path.insert(0, str(tmp_path))
-    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def epochs(loader, n=2):
@@ -46,7 +31,7 @@ DL203 = FIXTURES / "dl203" / "positive.py"
 
 
 def test_dl203_constant_seed_replays_every_epoch(tmp_path):
-    mod = load(DL203, tmp_path, "dl203_positive")
+    mod = import_fixture(DL203, tmp_path, "dl203_positive")
     torch.manual_seed(0)
     for index in (0, 1, 2, 3):  # worker_init_fn, partial(seed_worker), helper, lambda (torch stream)
         loader = mod.loaders()[index]
@@ -77,7 +62,7 @@ class TorchDraws(torch.utils.data.Dataset):
 
 
 def test_dl203_fixed_form_draws_differ_per_epoch(tmp_path):
-    fixed = load(Path(f"{DL203}.unsafe-fixed"), tmp_path, "dl203_fixed")
+    fixed = import_fixture(Path(f"{DL203}.unsafe-fixed"), tmp_path, "dl203_fixed")
     torch.manual_seed(0)
     for index in (0, 1, 2, 4):
         first, second = epochs(fixed.loaders()[index])
@@ -108,7 +93,7 @@ def draws(loader, n_epochs=2):
 
 @pytest.mark.parametrize("name", ["NumpyNoise", "PyNoise", "TorchNoise", "SeededTorchNoise"])
 def test_dl105_rng_object_gives_workers_identical_draws(tmp_path, name):
-    mod = load(DL105, tmp_path, "dl105_positive")
+    mod = import_fixture(DL105, tmp_path, "dl105_positive")
     torch.manual_seed(0)
     first, second = draws(mod.loader(getattr(mod, name)()))
     # batch 0 comes from worker 0, batch 1 from worker 1: the same draws
@@ -118,7 +103,7 @@ def test_dl105_rng_object_gives_workers_identical_draws(tmp_path, name):
 
 
 def test_dl105_per_worker_generator_differs(tmp_path):
-    mod = load(DL105, tmp_path, "dl105_positive_fixed")
+    mod = import_fixture(DL105, tmp_path, "dl105_positive_fixed")
     torch.manual_seed(0)
     first, second = draws(mod.loader(mod.PerWorkerNoise()))
     assert first[0] != first[1]

@@ -4,30 +4,15 @@ the sharded form (get_worker_info) yields each item once. Real torch, CPU, fork 
 from __future__ import annotations
 
 import collections
-import importlib.util
-import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
-from golden import FIXTURES, copy_case, findings, Case
+from golden import FIXTURES, Case, copy_case, findings, import_fixture
 
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
 FIXTURE = FIXTURES / "dl202" / "positive.py"
-
-
-def load(tmp_path: Path, name: str = "dl202_positive"):
-    """Import the fixture under a unique module name (importable by worker processes too)."""
-    shutil.copy(FIXTURE, tmp_path / f"{name}.py")
-    sys.path.insert(0, str(tmp_path))
-    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def items(dataset, workers=2):
@@ -36,7 +21,7 @@ def items(dataset, workers=2):
 
 
 def test_unsharded_dataset_yields_every_item_once_per_worker(tmp_path):
-    mod = load(tmp_path)
+    mod = import_fixture(FIXTURE, tmp_path, "dl202_positive")
     counts = items(mod.Numbers(8))
     assert counts == {i: 2 for i in range(8)}  # each item twice: both workers run the whole range
     assert items(mod.Numbers(8), workers=0) == {i: 1 for i in range(8)}
@@ -45,7 +30,7 @@ def test_unsharded_dataset_yields_every_item_once_per_worker(tmp_path):
 
 
 def test_sharded_form_yields_each_item_once(tmp_path):
-    mod = load(tmp_path)
+    mod = import_fixture(FIXTURE, tmp_path, "dl202_positive")
     assert items(mod.ShardedNumbers(8)) == {i: 1 for i in range(8)}
     assert items(mod.ShardedNumbers(9)) == {i: 1 for i in range(9)}  # uneven split too
 
