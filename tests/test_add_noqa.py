@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
 from click.testing import CliRunner
 
 from dllint.cli import cli
@@ -12,13 +11,6 @@ from dllint.noqa_edit import add_noqa
 
 HEAD = "import torch.multiprocessing as mp\n"
 BAD = 'mp.set_sharing_strategy("file_system")'
-
-
-@pytest.fixture()
-def project(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args):

@@ -13,20 +13,16 @@ from click.testing import CliRunner
 
 from dllint.cache import CACHE_DIR, FactCache, RACY_NS
 from dllint.cli import cli
+from golden import run_dllint
 from projectgen import generate
 
 ARGS = ["check", "--select", "ALL", "--output-format", "concise", "-q", "--no-fix"]
 
 
 def run(work: Path, *extra: str) -> str:
-    old = os.getcwd()
-    os.chdir(work)
-    try:
-        result = CliRunner().invoke(cli, [*ARGS, *extra, "."], catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return result.output
+    code, output = run_dllint(work, [*ARGS, *extra])
+    assert code in (0, 1), output
+    return output
 
 
 def age(root: Path, seconds: float = 10) -> None:

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -15,13 +14,6 @@ from dllint.cli import cli
 
 BAD = 'import torch.multiprocessing as mp\nmp.set_sharing_strategy("file_system")\n'
 GOOD = 'import torch.multiprocessing as mp\nmp.set_sharing_strategy("file_descriptor")\n'
-
-
-@pytest.fixture()
-def project(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args, input=None):

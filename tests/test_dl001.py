@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from click.testing import CliRunner
 
 from dllint.cli import cli
@@ -11,13 +10,6 @@ from dllint.rules.dl001_unused_noqa import noqa_comments
 HEAD = "import torch.multiprocessing as mp\n"
 GOOD = 'mp.set_sharing_strategy("file_descriptor")'
 BAD = 'mp.set_sharing_strategy("file_system")'
-
-
-@pytest.fixture()
-def project(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args):

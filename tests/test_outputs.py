@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from click.testing import CliRunner
 
 from dllint.cli import cli
@@ -17,13 +16,6 @@ from dllint.report.github import escape_data, escape_property
 HEAD = "import torch.multiprocessing as mp\n"
 BAD = 'mp.set_sharing_strategy("file_system")\n'
 STALE = 'mp.set_sharing_strategy("file_descriptor")  # noqa: DL302\n'  # DL001, safe fix
-
-
-@pytest.fixture()
-def project(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args):

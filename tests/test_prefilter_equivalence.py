@@ -7,14 +7,11 @@ outputs must be identical. Run on every golden fixture case and on generated "ty
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dllint.cli import cli
-from golden import Case, cases, copy_case
+from golden import Case, cases, copy_case, run_dllint
 from projectgen import generate
 
 CASES = cases()
@@ -22,14 +19,9 @@ ARGS = ["check", "--select", "ALL", "--output-format", "concise", "-q", "--no-fi
 
 
 def run(work: Path, *extra: str) -> str:
-    old = os.getcwd()
-    os.chdir(work)
-    try:
-        result = CliRunner().invoke(cli, [*ARGS, *extra, "."], catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return result.output
+    code, output = run_dllint(work, [*ARGS, *extra])
+    assert code in (0, 1), output
+    return output
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
