@@ -14,11 +14,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from dllint.config import Settings
-from dllint.discover import discover, module_name
+from dllint.discover import discover
 from dllint.facts.extract import extract
-from dllint.index import ProjectIndex
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
+from dllint.program.layout import Layout
+from dllint.program.model import ProgramModel
 from dllint.project import Project
 from dllint.rules import all_rules
 
@@ -94,9 +95,12 @@ class FactStore:
 
 
 class Engine:
-    def __init__(self, settings: Settings, root: str, jobs: int | None = None, cache=None):
+    def __init__(self, settings: Settings, root: str, jobs: int | None = None, cache=None, bounded: bool = True):
         self.settings = settings
         self.root = root
+        # bounded: ``root`` holds a project marker and its files are the project; otherwise only
+        # the named paths and what they import are read (dllint/program/layout.py)
+        self.bounded = bounded
         self.cache = cache  # a dllint.cache.FactCache, or None
         if cache is not None:  # facts depend on the configured loader classes too
             cache.settings_key = repr(sorted(settings.dataloader_classes))
@@ -118,6 +122,8 @@ class Engine:
         self.store = FactStore(frozenset(settings.dataloader_classes), jobs)
 
     def project_files(self) -> list[str]:
+        if not self.bounded:
+            return []  # no project beyond the named paths (and what they import)
         if self.root_files is not None:
             return list(self.root_files)
         return discover([self.root], self.root, self.settings.all_excludes, self.settings.respect_gitignore)
@@ -188,12 +194,10 @@ class Engine:
             found = cache.load_result(result_key)
             if isinstance(found, tuple) and len(found) == 2:
                 reused, analysed = found
-                empty = Project(self.settings, ProjectIndex({}, self.settings, {}), {}, {}, target_set)
+                empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
                 return Analysis(list(reused), empty, len(target_set), analysed, {}, {})
-        names = {p: module_name(p) for p in (*data, *entries)}
-        all_modules: dict[str, list[str]] = {}
-        for path, mn in names.items():
-            all_modules.setdefault(mn.module, []).append(path)
+        layout = Layout(self.root, {*data, *entries}, self.bounded)
+        names = _Names(layout)
 
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
@@ -223,13 +227,14 @@ class Engine:
             facts = compute(wanted)
             seen_names: set[str] = set()
             for _ in range(MAX_ROUNDS):
-                index = ProjectIndex(facts, self.settings, all_modules)
+                index = ProgramModel(facts, self.settings, layout)
                 new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors) if not _is_stub(p, explicit)}
+                new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
                 if not new:
                     break
                 facts.update(compute(new))
             else:
-                index = ProjectIndex(facts, self.settings, all_modules)
+                index = ProgramModel(facts, self.settings, layout)
         finally:
             self.store.close()
         project = Project(self.settings, index, facts, data, target_set)
@@ -362,7 +367,7 @@ class Engine:
             out.update(fresh)
         return out
 
-    def _demands(self, index: ProjectIndex, data, facts, seen_names: set[str], entries=None, read_errors=None) -> set[str]:
+    def _demands(self, index: ProgramModel, data, facts, seen_names: set[str], entries=None, read_errors=None) -> set[str]:
         """Files the analysis needs that are not parsed yet."""
         # 1. resolutions that hit an unparsed project module
         for loader in index.loaders:
@@ -422,6 +427,16 @@ class Engine:
             out.append(d)
         out.sort(key=Diagnostic.sort_key)
         return out
+
+
+class _Names:
+    """path -> ModuleName, from the layout (files found by following imports included)."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+
+    def __getitem__(self, path: str):
+        return self.layout.name(path)
 
 
 def _in_cell(diag: Diagnostic, notebook) -> Diagnostic:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from dllint.facts.extract import decode_source
-from dllint.index import ProjectIndex
+from dllint.program.model import ProgramModel
 from dllint.model import FileFacts
 
 
 class Project:
-    def __init__(self, settings, index: ProjectIndex, files: dict[str, FileFacts], sources: dict[str, bytes], targets: set[str]):
+    def __init__(self, settings, index: ProgramModel, files: dict[str, FileFacts], sources: dict[str, bytes], targets: set[str]):
         self.settings = settings
         self.index = index
         self.files = files

@@ -133,12 +133,13 @@ class Linter:
         self.cell_owner: dict[str, str] = {}  # notebook cell URI -> the notebook's URI
 
     def engine(self, settings, root: str):
+        from dllint.commands.check import project_scope
         from dllint.engine import Engine
 
         key = (root, settings)
         engine = self.engines.get(key)
         if engine is None:
-            engine = Engine(settings, root)
+            engine = Engine(settings, root, bounded=project_scope([root])[1])
             engine.store = CachedFacts(engine.store)
             self.engines[key] = engine
         return engine

@@ -7,7 +7,9 @@ import ast
 from dllint.config import Settings
 from dllint.facts.context import FileContext
 from dllint.facts.extract import extract
-from dllint.index import ProjectIndex
+from dllint.discover import ModuleName
+from dllint.program.layout import Layout
+from dllint.program.model import ProgramModel
 from dllint.model import CallRef, ClassFacts, FileFacts, FunctionFacts, LoaderCall, NO_SPAN, StartMethodCall, Value
 
 
@@ -32,7 +34,15 @@ def file(path, module, root="/p", **kw):
 
 
 def build(*files, settings=None, all_modules=None):
-    return ProjectIndex({f.path: f for f in files}, settings or Settings(), all_modules)
+    """A model of hand-written facts; ``all_modules`` (module -> paths) adds project files that
+    exist but are not analysed."""
+    facts = {f.path: f for f in files}
+    layout = Layout.from_facts(facts)
+    for module, paths in (all_modules or {}).items():
+        for path in paths:
+            layout.add(path)
+            layout._names[path] = ModuleName(module, "/p", path.endswith("__init__.py"))
+    return ProgramModel(facts, settings or Settings(), layout)
 
 
 def project_two_files():

@@ -131,12 +131,13 @@ def test_a_datasets_base_in_a_file_without_triggers_is_parsed_but_an_unrelated_b
 def test_memoized_answers_replay_the_unparsed_files_they_met():
     from dllint.config import Settings
     from dllint.facts.extract import extract
-    from dllint.index import ProjectIndex
+    from dllint.program.layout import Layout
+    from dllint.program.model import ProgramModel
 
     data = MIXIN_PROJECT["data.py"].encode()
     facts = extract("/p/data.py", "data", "/p", False, data)
-    modules = {"data": ["/p/data.py"], "mixins": ["/p/mixins.py"], "other": ["/p/other.py"]}
-    index = ProjectIndex({"/p/data.py": facts}, Settings(), modules)
+    layout = Layout("/p", {"/p/data.py", "/p/mixins.py", "/p/other.py"})
+    index = ProgramModel({"/p/data.py": facts}, Settings(), layout)
     frames = next(c for c in index.classes() if c.cls.name == "Frames")
     with index.quietly():
         index.mro(frames)

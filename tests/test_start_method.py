@@ -1,5 +1,5 @@
 """The start method in force at a loader (``Loader.context`` / ``Loader.start_methods``,
-``ProjectIndex.start_method_calls``, ``Settings.default_start_methods``) and the rules built on it
+``ProgramModel.start_method_calls``, ``Settings.default_start_methods``) and the rules built on it
 (DL301, DL307)."""
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ import sys
 import click
 
 from dllint.config import ConfigError, Overrides, Settings, find_config, load_settings, split_csv, TARGET_VERSIONS
-from dllint.discover import discover, find_project_root
+from dllint.discover import discover
+from dllint.program.layout import find_project_root, scope_root
 from dllint.engine import Engine
 from dllint.facts.extract import decode_source
 from dllint.fix import fix_loop, unified_diff, write_fixes
@@ -24,9 +25,19 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+def project_scope(paths: list[str]) -> tuple[str, bool]:
+    """(root, bounded): the project root holding a marker (pyproject.toml, setup.py, setup.cfg,
+    .git), or, with no marker, the folder the named paths share and False: only the named paths
+    and what they import are read then."""
+    root = find_project_root(paths or ["."])
+    if root is None:
+        return scope_root(paths or ["."]), False
+    return root, True
+
+
 def load_configuration(paths: list[str], config: str | None, overrides: Overrides) -> tuple[Settings, str]:
     """(settings, project root) for a run over ``paths``."""
-    root = find_project_root(paths or ["."])
+    root, _bounded = project_scope(paths)
     codes = [r.code for r in all_rules()]
     if config:
         if not os.path.isfile(config):
@@ -119,7 +130,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
     except ConfigError as exc:
         fail(str(exc))
     enabled = enabled_codes(settings)
-    engine = Engine(settings, root, jobs=jobs, cache=None if no_cache else open_cache(root, cache_dir))
+    _root, bounded = project_scope(paths)
+    engine = Engine(settings, root, jobs=jobs, cache=None if no_cache else open_cache(root, cache_dir), bounded=bounded)
     if no_prefilter:
         engine.prefilter = False
     engine.reuse_results = not (fix or diff or add_noqa)  # fixing needs the facts and the sources

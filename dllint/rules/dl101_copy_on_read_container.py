@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from dllint.facts.context import FUNC_TYPES
-from dllint.index import ClassRef
+from dllint.program.model import ClassRef
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from dllint.facts.context import FUNC_TYPES, is_main_guard_test
-from dllint.index import FuncRef
+from dllint.program.model import FuncRef
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
 from dllint.rules.dl305_loader_tensors_retained import effective_workers, loaders_for, loop_source, unwrap_iter

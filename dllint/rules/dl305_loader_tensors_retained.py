@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from dllint.facts.context import FUNC_TYPES
-from dllint.index import FuncRef
+from dllint.program.model import FuncRef
 from dllint.model import Diagnostic, Edit, Fix
 from dllint.rules.base import Rule
 

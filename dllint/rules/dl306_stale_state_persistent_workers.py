@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.index import ClassRef
+from dllint.program.model import ClassRef
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
 from dllint.rules.dl304_worker_only_args_without_workers import call_key

@@ -1,4 +1,4 @@
-"""The project-wide join: a pure function of every file's facts (plus the settings).
+"""The program model: a pure function of every analysed file's facts, the settings and the layout.
 
 It answers: what does a qualified name refer to in this project; which classes are Datasets
 (through the project's own bases in other files); which calls build DataLoaders, with how many
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dllint.model import ClassFacts, FileFacts, FunctionFacts, LoaderCall, Value
+from dllint.program.layout import AMBIGUOUS, Layout
 from dllint.names import (
     DATALOADER_CLASSES,
     GET_CONTEXT,
@@ -62,25 +63,27 @@ class Loader:
         return self.workers != "no"
 
 
-class ProjectIndex:
-    def __init__(self, files: dict[str, FileFacts], settings, all_modules: dict[str, list[str]] | None = None):
-        self.files = files
+class ProgramModel:
+    """One model of the program, built once per run from every analysed file's facts.
+
+    Rules ask it; they never re-derive what it answers. ``files`` are the analysed files' facts,
+    ``layout`` the project's files and import roots (dllint/program/layout.py)."""
+
+    def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None):
+        self.files = {path: files[path] for path in sorted(files)}  # path order: deterministic answers
         self.settings = settings
+        self.layout = layout if layout is not None else Layout.from_facts(self.files)
         self.dataset_bases = frozenset(settings.dataset_bases)
         self.loader_classes = DATALOADER_CLASSES | frozenset(settings.dataloader_classes)
-        self.modules: dict[str, list[FileFacts]] = {}
-        for facts in files.values():
-            self.modules.setdefault(facts.module, []).append(facts)
-        # every discovered module (parsed or not), for demand-driven parsing
-        self.all_modules = all_modules or {}
-        # Demand-driven parsing. ``misses``: paths of unparsed project files an answer needed.
-        # Only questions about code that matters record them: what a Dataset or loader runs, what
-        # a loader is given. Classifying an arbitrary class ("is this a Dataset?") is asked
-        # quietly: a class whose ancestry leaves the parsed files through a file without trigger
-        # words cannot be a Dataset or a DataLoader (that file would hold the trigger word, or the
-        # name of a project Dataset or loader class, which the engine's name demand finds).
-        # Memoized answers remember the unparsed files they met (``_deps``), so a quiet answer
-        # reused by a loud question still records them.
+        # Planning (dllint/program/plan.py) asks structural questions on a partial model and
+        # parses what they need before the final model is built. ``misses``: paths of unparsed
+        # project files an answer needed. Only questions about code that matters record them:
+        # what a Dataset or loader runs, what a loader is given. Classifying an arbitrary class
+        # ("is this a Dataset?") is asked quietly: a class whose ancestry leaves the parsed files
+        # through a file without trigger words cannot be a Dataset or a DataLoader (that file
+        # would hold the trigger word, or the name of a project Dataset or loader class, which
+        # the planner's name demand finds). Memoized answers remember the unparsed files they met
+        # (``_deps``), so a quiet answer reused by a loud question still records them.
         self.misses: set[str] = set()
         self._quiet = 0
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress
@@ -91,23 +94,24 @@ class ProjectIndex:
 
     # ------------------------------------------------------------------ symbols
 
-    def _pick(self, candidates: list[FileFacts], root: str | None) -> FileFacts | None:
-        if len(candidates) == 1:
-            return candidates[0]
-        for facts in candidates:
-            if facts.root == root:
-                return facts
-        return None
-
     def module(self, name: str, root: str | None = None) -> FileFacts | None:
-        candidates = self.modules.get(name)
-        if candidates:
-            return self._pick(candidates, root)
-        paths = self.all_modules.get(name)
-        if paths:
-            # a stub is parsed only when named on the command line (then it is in ``files``)
-            self._missed(frozenset(p for p in paths if p not in self.files and not p.endswith(".pyi")))
-        return None
+        """The analysed file ``import name`` loads from a file whose package root is ``root``;
+        None for a library module, an ambiguous name, or a project file not analysed (recorded as
+        a miss for the planner)."""
+        path = self.layout.find(name, root or self.layout.root)
+        if not path:
+            return None
+        facts = self.files.get(path)
+        if facts is None and not path.endswith(".pyi"):
+            self._missed(frozenset((path,)))
+        return facts
+
+    def is_project_module(self, name: str, root: str | None) -> bool | None:
+        """True: a project module; False: not one (a library); None: ambiguous."""
+        found = self.layout.find(name, root or self.layout.root)
+        if found is AMBIGUOUS:
+            return None
+        return bool(found)
 
     def _missed(self, paths: frozenset[str]) -> None:
         if not paths:
@@ -171,11 +175,14 @@ class ProjectIndex:
         parts = qualname.split(".")
         for i in range(len(parts), 0, -1):
             modname = ".".join(parts[:i])
-            if modname not in self.modules and modname not in self.all_modules:
+            project = self.is_project_module(modname, root)
+            if project is None:
+                return None  # two project files could be meant: nothing depends on a guess
+            if not project:
                 continue
             facts = self.module(modname, root)
             if facts is None:
-                return None  # a project module we have not (yet) parsed, or ambiguous
+                return None  # a project module we have not (yet) parsed
             rest = parts[i:]
             if not rest:
                 return facts
@@ -211,7 +218,9 @@ class ProjectIndex:
             if found is not None and not isinstance(found, str):
                 return found
         # a submodule of a package: pkg.sub
-        return self.resolve(f"{facts.module}.{'.'.join(rest)}", facts.root, depth + 1) if facts.is_package and f"{facts.module}.{name}" in self.all_modules else None
+        if facts.is_package and self.is_project_module(f"{facts.module}.{name}", facts.root):
+            return self.resolve(f"{facts.module}.{'.'.join(rest)}", facts.root, depth + 1)
+        return None
 
     def resolve_class(self, qualname: str | None, root: str | None) -> ClassRef | None:
         found = self.resolve(qualname, root)
@@ -478,19 +487,17 @@ class ProjectIndex:
         imports) reaches it without setting one: there the target's default applies."""
         if facts.start_methods or not self.start_method_calls(facts):
             return False
-        callers = self._importers(facts.module)
+        callers = self.importers(facts.path)
         if not any(c.start_methods for c in callers):
             return False  # the calls run on import: they apply to every entry
-        imported = set().union(*(c.imported_modules for c in callers))
+        imported = set().union(*(self.imports_of(c) for c in callers))
         setters = {
-            f.module
-            for f in self.files.values()
-            if any(s.module_level and not s.in_main_guard for s in f.start_methods)
+            f.path for f in self.files.values() if any(s.module_level and not s.in_main_guard for s in f.start_methods)
         }
         for entry in callers:
-            if entry.main_guard is None or entry.module in imported or entry.start_methods:
+            if entry.main_guard is None or entry.path in imported or entry.start_methods:
                 continue
-            if not (entry.imported_modules & setters):
+            if not (self.imports_of(entry) & setters):
                 return True
         return False
 
@@ -507,49 +514,65 @@ class ProjectIndex:
         own = [(facts, s) for s in facts.start_methods]
         if own:
             return own
-        callers = self._importers(facts.module)
+        callers = self.importers(facts.path)
         found = [(f, s) for f in callers for s in f.start_methods]
         if found:
             return found
+        imported = set().union(*(self.imports_of(c) for c in (facts, *callers)))
         out = []
         for f in self.files.values():
-            if f is facts or not any(s.module_level and not s.in_main_guard for s in f.start_methods):
+            if f is facts or f.path not in imported:
                 continue
-            # importing pkg.data runs pkg/__init__.py first: parent packages count as imported
-            if any(f.module in c.imported_modules or c.module.startswith(f.module + ".") for c in (facts, *callers)):
-                out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
+            out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
         return out
+
+    def imports_of(self, facts: FileFacts) -> frozenset[str]:
+        """The project files a file imports, resolved as Python would (importing ``pkg.data``
+        runs ``pkg/__init__.py`` first: parent packages count, the file's own included)."""
+        memo = self.__dict__.setdefault("_imports_memo", {})
+        found = memo.get(facts.path)
+        if found is None:
+            paths: set[str] = set()
+            own = facts.module if facts.is_package else facts.module.rpartition(".")[0]
+            for m in (*facts.imported_modules, *([own] if own else [])):
+                parts = m.split(".")
+                for i in range(1, len(parts) + 1):
+                    path = self.layout.find(".".join(parts[:i]), facts.root)
+                    if path:
+                        paths.add(path)
+            paths.discard(facts.path)
+            found = memo[facts.path] = frozenset(paths)
+        return found
 
     @cached_property
     def _reverse_imports(self) -> dict[str, list[FileFacts]]:
-        """Module name -> parsed files importing it or one of its submodules (built once)."""
-        rev: dict[str, dict[str, FileFacts]] = {}
+        """Path -> analysed files importing it (built once)."""
+        rev: dict[str, list[FileFacts]] = {}
         for facts in self.files.values():
-            for m in facts.imported_modules:
-                parts = m.split(".")
-                for i in range(1, len(parts) + 1):
-                    rev.setdefault(".".join(parts[:i]), {})[facts.path] = facts
-        return {k: list(v.values()) for k, v in rev.items()}
+            for path in sorted(self.imports_of(facts)):
+                rev.setdefault(path, []).append(facts)
+        return rev
 
-    def _importers(self, module: str) -> list[FileFacts]:
-        """Parsed files that import ``module`` (directly or through other parsed files)."""
+    def importers(self, path: str) -> list[FileFacts]:
+        """Analysed files that import the file at ``path`` (directly or through other analysed
+        files), in path order."""
         memo = self.__dict__.setdefault("_importers_memo", {})
-        if module in memo:
-            return memo[module]
+        if path in memo:
+            return memo[path]
         rev = self._reverse_imports
         found: dict[str, FileFacts] = {}
-        seen = {module}
-        frontier = [module]
+        seen = {path}
+        frontier = [path]
         while frontier:
             target = frontier.pop()
             for facts in rev.get(target, ()):
-                if facts.module in seen:
+                if facts.path in seen:
                     continue
-                seen.add(facts.module)
+                seen.add(facts.path)
                 found[facts.path] = facts
-                frontier.append(facts.module)
+                frontier.append(facts.path)
         out = [found[p] for p in sorted(found)]
-        memo[module] = out
+        memo[path] = out
         return out
 
     def loaders_using(self, ref: ClassRef) -> list[Loader]:

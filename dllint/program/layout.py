@@ -1,0 +1,228 @@
+"""Where the project ends and which file a module name means, as Python would decide it.
+
+**The project.** The nearest folder above the named paths that holds ``pyproject.toml``,
+``setup.py``, ``setup.cfg`` or ``.git`` is the project root: its files (discovered with the
+excludes and ``.gitignore``) are the project. With no marker there is no project beyond the named
+paths: only they and the modules they import (found on the file system as the interpreter would
+find them) are read, never their parents' other files.
+
+**Import roots per file** (pyright's execution roots, CPython's ``sys.path``): for a file, the
+folder its top-level package sits in (for a script outside any package, its own folder: that is
+``sys.path[0]`` when it runs), then the configured ``src`` roots (default: the project root and
+its ``src/``). A module name is looked up root by root; the first root holding a regular module or
+package wins, and namespace packages (folders without ``__init__.py``) are merged across roots as
+the interpreter merges them. When no root holds it, a module that exactly one project file
+provides is taken (scripts run with a changed ``sys.path``); two or more candidates with nothing to
+choose between them are ``AMBIGUOUS``, and nothing that depends on the answer is reported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from dllint.discover import ModuleName, module_name
+
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+class _Ambiguous:
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "AMBIGUOUS"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+AMBIGUOUS = _Ambiguous()
+
+
+def find_project_root(paths: list[str]) -> str | None:
+    """The nearest folder above the paths holding a project marker, or None."""
+    starts = [os.path.abspath(p) for p in paths] or [os.getcwd()]
+    base = os.path.commonpath(starts) if len(starts) > 1 else starts[0]
+    if not os.path.isdir(base):
+        base = os.path.dirname(base)
+    cur = base
+    while True:
+        if any(os.path.exists(os.path.join(cur, marker)) for marker in MARKERS):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+
+
+def scope_root(paths: list[str]) -> str:
+    """The folder relative paths are shown from and the cache lives in, for a run without a
+    project marker: the folder the named paths share."""
+    starts = [os.path.abspath(p) for p in paths] or [os.getcwd()]
+    base = os.path.commonpath(starts) if len(starts) > 1 else starts[0]
+    return base if os.path.isdir(base) else os.path.dirname(base)
+
+
+@dataclass
+class Layout:
+    """The project's files and the import search roots.
+
+    ``files``: the project's source files (absolute paths). ``bounded``: True when a project
+    marker was found (then a module is a project module only if it is one of ``files``); False
+    for a run without a marker (then modules are found on the file system, and
+    :meth:`find` adds what it finds to ``files``)."""
+
+    root: str
+    files: set[str] = field(default_factory=set)
+    bounded: bool = True
+    src: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self._names: dict[str, ModuleName] = {}
+        self._by_module: dict[str, list[str]] | None = None
+        self._find_memo: dict[tuple[str, str], object] = {}
+        self._dirs: set[str] | None = None
+        if not self.src:
+            self.src = (self.root, os.path.join(self.root, "src"))
+
+    @classmethod
+    def from_facts(cls, files: dict, root: str | None = None) -> "Layout":
+        """A layout of exactly these analysed files, their module names as their facts give them
+        (the model's unit tests build models from hand-written facts)."""
+        roots = sorted({f.root for f in files.values()})
+        layout = cls(root or (roots[0] if roots else "/"), set(files), True)
+        for path, facts in files.items():
+            layout._names[path] = ModuleName(facts.module, facts.root, facts.is_package)
+        return layout
+
+    # ------------------------------------------------------------------ names
+
+    def name(self, path: str) -> ModuleName:
+        found = self._names.get(path)
+        if found is None:
+            found = self._names[path] = module_name(path)
+        return found
+
+    def add(self, path: str) -> None:
+        if path not in self.files:
+            self.files.add(path)
+            self._by_module = None
+            self._dirs = None
+            self._find_memo.clear()
+
+    def by_module(self) -> dict[str, list[str]]:
+        """Module name (as its file's package root gives it) -> the project files providing it."""
+        if self._by_module is None:
+            out: dict[str, list[str]] = {}
+            for path in sorted(self.files):
+                if path.endswith(".py") or path.endswith(".ipynb"):
+                    out.setdefault(self.name(path).module, []).append(path)
+            self._by_module = out
+        return self._by_module
+
+    def roots_for(self, file_root: str) -> tuple[str, ...]:
+        """The import search roots of a file whose package root is ``file_root``, in order."""
+        out = [file_root]
+        for r in self.src:
+            if r not in out:
+                out.append(r)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ finding modules
+
+    def _isfile(self, path: str) -> bool:
+        if self.bounded:
+            return path in self.files
+        if path in self.files:
+            return True
+        return os.path.isfile(path)
+
+    def _isdir(self, path: str) -> bool:
+        if self.bounded:
+            if self._dirs is None:
+                dirs: set[str] = set()
+                for f in self.files:
+                    d = os.path.dirname(f)
+                    while d not in dirs and len(d) > 1:
+                        dirs.add(d)
+                        d = os.path.dirname(d)
+                self._dirs = dirs
+            return path in self._dirs
+        return os.path.isdir(path)
+
+    def _module_file(self, base: str) -> str | None:
+        """``base.py`` or ``base/__init__.py`` when present (a regular module or package)."""
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if self._isfile(candidate):
+                return candidate
+        return None
+
+    def find(self, module: str, file_root: str) -> str | None | _Ambiguous:
+        """The file that ``import module`` loads in a file whose package root is ``file_root``:
+        a path, None (not a project module: a library, the standard library, a namespace package
+        with no module file), or AMBIGUOUS."""
+        key = (module, file_root)
+        memo = self._find_memo
+        if key in memo:
+            return memo[key]  # type: ignore[return-value]
+        found = self._find(module, file_root)
+        if found and not self.bounded and found not in self.files:
+            self.files.add(found)  # without a marker the project grows by what is imported
+            self._by_module = None
+        memo[key] = found
+        return found
+
+    def _find(self, module: str, file_root: str):
+        parts = module.split(".")
+        if not all(p.isidentifier() for p in parts):
+            return None
+        # the top-level name: the first root with a regular module/package wins; namespace
+        # portions are merged in root order
+        portions: list[str] = []
+        for root in self.roots_for(file_root):
+            base = os.path.join(root, parts[0])
+            hit = self._module_file(base)
+            if hit is not None:
+                return self._descend(hit, base, parts[1:])
+            if self._isdir(base):
+                portions.append(base)
+        for base in portions:
+            found = self._descend(None, base, parts[1:])
+            if found:
+                return found
+        if portions:
+            return None  # a namespace package without that submodule: not decided by a guess
+        return self._fallback(module)
+
+    def _descend(self, hit: str | None, base: str, rest: list[str]):
+        if not rest:
+            return hit
+        if hit is not None and not hit.endswith("__init__.py"):
+            return None  # a module, not a package: ``mod.attr`` is an attribute, not a submodule
+        cur = base
+        for i, part in enumerate(rest):
+            cur = os.path.join(cur, part)
+            found = self._module_file(cur)
+            if found is None:
+                if self._isdir(cur):
+                    continue  # a namespace subpackage
+                return None
+            if i == len(rest) - 1:
+                return found
+            if not found.endswith("__init__.py"):
+                return None
+        return None
+
+    def _fallback(self, module: str):
+        """No root holds the module: one project file that provides it, or AMBIGUOUS."""
+        candidates = self.by_module().get(module, [])
+        if len(candidates) == 1:
+            return candidates[0]
+        if len(candidates) > 1:
+            return AMBIGUOUS
+        return None

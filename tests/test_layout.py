@@ -1,0 +1,213 @@
+"""Where the project ends and which file a module name means (dllint/program/layout.py), on
+projects written as users write them."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dllint.config import Settings
+from dllint.engine import Engine
+from dllint.program.layout import AMBIGUOUS, Layout, find_project_root
+from golden import run_dllint
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def analyse(root: Path, targets: list[str], bounded: bool = True):
+    engine = Engine(Settings(target_version="py311"), str(root), jobs=1, bounded=bounded)
+    return engine.analyse([str(root / t) for t in targets], {"DL201", "DL301"}, explicit={str(root / t) for t in targets})
+
+
+CLEAN_DATA = """
+    from torch.utils.data import Dataset
+
+    class Images(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return i
+"""
+
+CUDA_DATA = """
+    import torch
+    from torch.utils.data import Dataset
+
+    class Images(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return torch.zeros(3).cuda()
+"""
+
+TRAIN = """
+    from torch.utils.data import DataLoader
+    from data import Images
+
+    if __name__ == "__main__":
+        loader = DataLoader(Images(), num_workers=2)
+        for batch in loader:
+            pass
+"""
+
+
+# ------------------------------------------------------------------------- same-named modules
+
+
+def test_same_named_modules_resolve_to_the_scripts_own_folder(tmp_path):
+    """exp_a/train.py runs with exp_a on sys.path[0]: `from data import Images` is exp_a/data.py,
+    never exp_b/data.py (whose Images initializes CUDA)."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "exp_a/data.py": CLEAN_DATA,
+            "exp_a/train.py": TRAIN,
+            "exp_b/data.py": CUDA_DATA,
+            "exp_b/train.py": TRAIN,
+        },
+    )
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL201,DL301", "--target-version", "py311", "-q", "."])
+    assert "exp_a/" not in out, out
+    assert "exp_b/data.py:9:16: DL201" in out and "exp_b/train.py:5:14: DL301" in out, out
+
+
+def test_the_importers_folder_wins_even_when_the_other_file_alone_is_analysed(tmp_path):
+    """Only exp_a/train.py is named: exp_a/data.py is the module it imports, whatever else the
+    project holds."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "exp_a/data.py": CLEAN_DATA,
+            "exp_a/train.py": TRAIN,
+            "exp_b/data.py": CUDA_DATA,
+        },
+    )
+    analysis = analyse(tmp_path, ["exp_a/train.py"])
+    (loader,) = analysis.project.index.loaders
+    assert [os.path.relpath(d.file.path, tmp_path) for d in loader.datasets] == ["exp_a/data.py"]
+    assert analysis.diagnostics == []
+
+
+def test_two_candidates_outside_the_search_roots_are_ambiguous_and_silent(tmp_path):
+    """A package module importing `data`, which only exp_a/ and exp_b/ provide (scripts that
+    change sys.path): nothing tells which one is meant, so nothing depending on it is reported."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "exp_a/data.py": CLEAN_DATA,
+            "exp_b/data.py": CUDA_DATA,
+            "pkg/__init__.py": "",
+            "pkg/run.py": TRAIN,
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.find("data", str(tmp_path)) is AMBIGUOUS
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "pkg/run.py"])
+    assert code == 0 and out == "", out
+
+
+def test_one_candidate_outside_the_search_roots_is_taken(tmp_path):
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "libs/data.py": CUDA_DATA,
+            "pkg/__init__.py": "",
+            "pkg/run.py": TRAIN,
+        },
+    )
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "pkg/run.py"])
+    assert "pkg/run.py:5:14: DL301" in out, out
+
+
+# ------------------------------------------------------------------------- namespace packages
+
+
+def test_namespace_package_modules_resolve(tmp_path):
+    """`ns` has no __init__.py (a namespace package); `ns.vision` is a regular package in it."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "src/ns/vision/__init__.py": "",
+            "src/ns/vision/data.py": CUDA_DATA,
+            "train.py": TRAIN.replace("from data import Images", "from ns.vision.data import Images"),
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.find("ns.vision.data", str(tmp_path)) == str(tmp_path / "src/ns/vision/data.py")
+    assert layout.find("ns.missing", str(tmp_path)) is None
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "train.py"])
+    assert "train.py:5:14: DL301" in out and "src/ns/vision/data.py:9" in out, out
+
+
+def test_a_namespace_package_spread_over_two_roots_is_merged(tmp_path):
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "ns/a.py": "A = 1\n",
+            "src/ns/b.py": "B = 2\n",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.find("ns.a", str(tmp_path)) == str(tmp_path / "ns/a.py")
+    assert layout.find("ns.b", str(tmp_path)) == str(tmp_path / "src/ns/b.py")
+
+
+def test_a_regular_package_in_an_earlier_root_shadows_a_later_one(tmp_path):
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "pkg/__init__.py": "",
+            "pkg/data.py": "X = 1\n",
+            "src/pkg/__init__.py": "",
+            "src/pkg/data.py": "X = 2\n",
+            "src/pkg/only_here.py": "X = 3\n",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.find("pkg.data", str(tmp_path)) == str(tmp_path / "pkg/data.py")
+    # Python would not look in src/pkg once pkg/ is found: not a project module
+    assert layout.find("pkg.only_here", str(tmp_path)) is None
+
+
+# ------------------------------------------------------------------------- where the project ends
+
+
+def test_without_a_marker_only_the_named_file_and_its_imports_are_read(tmp_path):
+    if find_project_root([str(tmp_path)]) is not None:
+        pytest.skip("a project marker above the temporary folder")
+    files = {"x.py": TRAIN, "data.py": CUDA_DATA}
+    for i in range(50):  # an unrelated crowd of Dataset files beside it
+        files[f"crowd/mod{i}.py"] = CUDA_DATA
+    write(tmp_path, files)
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "--no-cache", "x.py"])
+    assert "x.py:5:14: DL301" in out and "data.py:9" in out, out
+    analysis = analyse(tmp_path, ["x.py"], bounded=False)
+    assert sorted(os.path.relpath(p, tmp_path) for p in analysis.project.files) == ["data.py", "x.py"]
+
+
+def test_the_project_root_is_the_nearest_marker(tmp_path):
+    for marker in ("setup.py", "setup.cfg", "pyproject.toml", ".git"):
+        root = tmp_path / marker.replace(".", "_")
+        (root / "a" / "b").mkdir(parents=True)
+        if marker == ".git":
+            (root / marker).mkdir()
+        else:
+            (root / marker).write_text("")
+        assert find_project_root([str(root / "a" / "b")]) == str(root)
