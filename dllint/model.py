@@ -119,6 +119,7 @@ class FunctionFacts:
     returns: tuple[Value, ...] = ()
     decorators: tuple[str, ...] = ()
     nested: bool = False  # defined inside another function
+    flow: Any = None  # dllint.facts.flow.Flow: what the function does with values
 
 
 @dataclass(slots=True)
@@ -130,6 +131,7 @@ class ClassFacts:
     methods: dict[str, str] = field(default_factory=dict)  # name -> function qualname
     class_attrs: dict[str, Value] = field(default_factory=dict)
     local: bool = False  # defined inside a function
+    attrs_ir: dict[str, Any] = field(default_factory=dict)  # class-level NAME = value, as flow IR
 
 
 @dataclass(slots=True)
@@ -186,6 +188,7 @@ class FileFacts:
     noqa: dict[int, frozenset[str] | None] = field(default_factory=dict)  # row -> codes (None: all)
     file_noqa: frozenset[str] | None = frozenset()  # codes off for the whole file (None: all)
     payloads: dict[str, Any] = field(default_factory=dict)  # rule code -> that rule's facts
+    flow: Any = None  # dllint.facts.flow.Flow of the module body (module-level names)
 
 
 # --------------------------------------------------------------------------- findings

@@ -11,6 +11,7 @@ import tokenize
 import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
+from dllint.facts.flow import FlowBuilder, function_flow, module_flow
 from dllint.model import (
     CallRef,
     ClassFacts,
@@ -146,10 +147,12 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             methods={name: f"{info.qualname}.{name}" for name in info.methods},
             class_attrs=_class_attrs(ctx, node),
             local=info.local,
+            attrs_ir=_class_attrs_ir(ctx, node),
         )
 
     for fn in ctx.functions:
         facts.functions[fn.qualname] = _function_facts(ctx, fn)
+    facts.flow = module_flow(ctx)
 
     loaders: list[LoaderCall] = []
     start_methods: list[StartMethodCall] = []
@@ -206,6 +209,17 @@ def _class_attrs(ctx: FileContext, node: ast.ClassDef) -> dict[str, Value]:
     return out
 
 
+def _class_attrs_ir(ctx: FileContext, node: ast.ClassDef) -> dict:
+    builder = FlowBuilder(ctx, None)
+    out = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            out[stmt.targets[0].id] = builder.expr(stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            out[stmt.target.id] = builder.expr(stmt.value)
+    return out
+
+
 def _function_facts(ctx: FileContext, fn) -> FunctionFacts:
     node = fn.node
     args = node.args
@@ -241,6 +255,7 @@ def _function_facts(ctx: FileContext, fn) -> FunctionFacts:
         returns=tuple(returns),
         decorators=tuple(ctx.qualname(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list),
         nested=".<locals>." in fn.qualname,
+        flow=function_flow(ctx, fn),
     )
 
 

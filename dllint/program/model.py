@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dllint.model import ClassFacts, FileFacts, FunctionFacts, LoaderCall, Value
+from dllint.program import values as _values
 from dllint.program.layout import AMBIGUOUS, Layout
+from dllint.program.values import Values
 from dllint.names import (
     DATALOADER_CLASSES,
     GET_CONTEXT,
@@ -63,7 +65,7 @@ class Loader:
         return self.workers != "no"
 
 
-class ProgramModel:
+class ProgramModel(Values):
     """One model of the program, built once per run from every analysed file's facts.
 
     Rules ask it; they never re-derive what it answers. ``files`` are the analysed files' facts,
@@ -91,6 +93,9 @@ class ProgramModel:
         self._resolve_budget = MAX_RESOLVE_STEPS
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
+
+    def _funcref(self, facts: FileFacts, fn: FunctionFacts) -> "FuncRef":
+        return FuncRef(facts, fn)
 
     # ------------------------------------------------------------------ symbols
 
@@ -700,3 +705,7 @@ class ProgramModel:
                 out[arg] = self.callable_targets(value, loader.file, scope_cls)
         return out
 
+
+
+_values.ClassRefType[0] = ClassRef
+_values.FuncRefType[0] = FuncRef

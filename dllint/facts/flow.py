@@ -1,0 +1,489 @@
+"""Value flow of one function (or module body) as plain data: the expressions that build its
+locals, its ``self`` attributes and its return values, written in a small IR that the program
+model evaluates across functions and files (dllint/program/values.py).
+
+The IR is nested tuples, tag first (cheap to build, to pickle and to store as JSON):
+
+  ("k", v)                  a literal (str, int, float, bool, None); ("kb",) bytes, ("fs",) an f-string
+  ("g", qualname)           a module-level name, import, builtin or definition, resolved
+  ("n", name)               a local of this function (its assignments are in ``Flow.locals``)
+  ("p", name)               a parameter of this function
+  ("self",)                 the instance (the method's first parameter)
+  ("s", attr)               ``self.attr``
+  ("a", base, attr)         an attribute of another value
+  ("c", func, args, kwargs, row)   a call; ``args``: IR tuple ("*", ir) for ``*x``; ``kwargs``: ((name or None, ir), ...)
+  ("i", base, index)        a subscript; index ("sl", lo, hi) for a slice
+  ("L", kind, elts, row)    list / tuple / set display (at most MAX_ELTS elements kept, ("more", n) after)
+  ("D", items, row)         dict display, items ((key or None, value), ...)
+  ("C", kind, elt, iters, row)  comprehension: kind list|set|dict|gen; elt for dict is ("kv", k, v);
+                            iters: the iterables of its ``for`` clauses, outermost first
+  ("e", iterable, path)     an element of an iterable, unpacked along ``path`` (tuple targets)
+  ("b", op, left, right)    a binary operation
+  ("u", options)            one of several values (if-expression, ``or``)
+  ("lam", row)              a lambda;  ("fn", qualname) a function defined inside a function
+  ("gen", row)              a generator expression; ("cmp",) a comparison or ``not`` (a bool)
+  ("?",)                    anything else
+
+Writes to ``self`` attributes keep how they happen (``=``, ``+=``, ``append`` ...) and the
+iterables of the loops around them: ``for line in f: self.items.append(line)`` is a write of one
+element per line of ``f``.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+
+MAX_ELTS = 8
+MAX_DEPTH = 10
+UNKNOWN = ("?",)
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "update", "add", "appendleft", "extendleft", "setdefault", "__setitem__"}
+)
+# top-level modules whose calls never bind a project function's parameters (the standard library
+# and common libraries): their calls are not recorded
+LIBRARY_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
+    {
+        "builtins", "torch", "numpy", "np", "pandas", "scipy", "sklearn", "cv2", "PIL", "h5py", "lmdb",
+        "yaml", "tqdm", "torchvision", "torchaudio", "transformers", "datasets", "matplotlib", "einops",
+        "librosa", "soundfile", "skimage", "imageio", "albumentations", "timm", "pytorch_lightning",
+        "lightning", "hydra", "omegaconf", "wandb", "tensorboardX", "accelerate", "safetensors",
+    }
+)
+_OPS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.BitOr: "|", ast.BitAnd: "&", ast.MatMult: "@",
+}
+
+
+@dataclass(slots=True)
+class Flow:
+    """What one function does with values (plain data)."""
+
+    locals: dict[str, tuple] = field(default_factory=dict)  # name -> IR of each assignment
+    defaults: dict[str, tuple] = field(default_factory=dict)  # parameter -> IR of its default
+    # local name -> ((how, IR of the argument, loops), ...): ``x.append(v)``, ``x[k] = v``, ``x += v``
+    muts: dict[str, tuple] = field(default_factory=dict)
+    # attr -> ((how, IR, row, col, loops), ...); how: "=", "+=", "append", "extend", "setitem", ...
+    writes: dict[str, tuple] = field(default_factory=dict)
+    returns: tuple = ()
+    yields: bool = False
+    # self.attr[index] reads: attr -> (IR of the index, ...)
+    indexes: dict[str, tuple] = field(default_factory=dict)
+    iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
+    # calls whose arguments matter across functions: (kind, target, args, kwargs, row) with kind
+    # "self" (self.m(...)), "super" (super().m(...)) or "ref" (a resolved name)
+    calls: tuple = ()
+
+
+class FlowBuilder:
+    """Builds the Flow of one function body (or of the module body when ``fn`` is None)."""
+
+    def __init__(self, ctx, fn=None):
+        self.ctx = ctx
+        self.fn = fn
+        self.self_name = fn.self_name if fn is not None else None
+        self.flow = Flow()
+        self._locals: dict[str, list] = {}
+        self._muts: dict[str, list] = {}
+        self._writes: dict[str, list] = {}
+        self._returns: list = []
+        self._indexes: dict[str, list] = {}
+        self._iterates: set[str] = set()
+        self._calls: list = []
+        self._loops: list = []  # iterables of the enclosing loops, outermost first
+        self._comp: list[dict[str, tuple]] = []  # comprehension targets in scope
+
+    # ------------------------------------------------------------------ statements
+
+    def build(self) -> Flow:
+        if self.fn is not None:
+            args = self.fn.node.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            self.flow.defaults = {a.arg: self.expr(d) for a, d in pairs}
+        body = self.fn.node.body if self.fn is not None else self.ctx.tree.body
+        self.block(body)
+        f = self.flow
+        f.locals = {k: tuple(v) for k, v in self._locals.items()}
+        f.muts = {k: tuple(v) for k, v in self._muts.items()}
+        f.writes = {k: tuple(v) for k, v in self._writes.items()}
+        f.returns = tuple(self._returns)
+        f.indexes = {k: tuple(v) for k, v in self._indexes.items()}
+        f.iterates = frozenset(self._iterates)
+        f.calls = tuple(self._calls)
+        return f
+
+    def block(self, stmts) -> None:
+        for stmt in stmts:
+            self.stmt(stmt)
+
+    def stmt(self, s) -> None:
+        kind = type(s)
+        if kind is ast.Assign:
+            value = self.expr(s.value)
+            for target in s.targets:
+                self.bind(target, value, s)
+            self.scan(s.value)
+        elif kind is ast.AnnAssign:
+            if s.value is not None:
+                self.bind(s.target, self.expr(s.value), s)
+                self.scan(s.value)
+        elif kind is ast.AugAssign:
+            value = self.expr(s.value)
+            self.scan(s.value)
+            op = _OPS.get(type(s.op), "?")
+            t = s.target
+            if isinstance(t, ast.Name):
+                self._mut(t.id, f"{op}=", value)
+            elif self._is_self_attr(t):
+                self._write(t.attr, f"{op}=", value, s)
+            elif isinstance(t, ast.Subscript):
+                self.scan(t)
+        elif kind in (ast.For, ast.AsyncFor):
+            iterable = self.expr(s.iter)
+            self.scan(s.iter)
+            self._note_iteration(s.iter)
+            self.bind(s.target, ("e", iterable, ()), s, element=True)
+            self._loops.append(iterable)
+            self.block(s.body)
+            self._loops.pop()
+            self.block(s.orelse)
+        elif kind is ast.While:
+            self.scan(s.test)
+            self._loops.append(("while",))
+            self.block(s.body)
+            self._loops.pop()
+            self.block(s.orelse)
+        elif kind is ast.If:
+            self.scan(s.test)
+            self.block(s.body)
+            self.block(s.orelse)
+        elif kind in (ast.With, ast.AsyncWith):
+            for item in s.items:
+                value = self.expr(item.context_expr)
+                self.scan(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, ("with", value), s)
+            self.block(s.body)
+        elif kind is ast.Try or kind.__name__ == "TryStar":
+            self.block(s.body)
+            for h in s.handlers:
+                if h.name:
+                    self._locals.setdefault(h.name, []).append(UNKNOWN)
+                self.block(h.body)
+            self.block(s.orelse)
+            self.block(s.finalbody)
+        elif kind is ast.Return:
+            if s.value is not None:
+                self._returns.append(self.expr(s.value))
+                self.scan(s.value)
+        elif kind is ast.Expr:
+            self.scan(s.value)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if self.fn is not None:
+                info = self.ctx.func_by_node.get(id(s)) if kind is not ast.ClassDef else None
+                qual = info.qualname if info is not None else f"{self.fn.qualname}.<locals>.{s.name}"
+                self._locals.setdefault(s.name, []).append(("fn", qual))
+        elif kind is ast.Match:
+            self.scan(s.subject)
+            for case in s.cases:
+                self.block(case.body)
+        elif kind in (ast.Delete, ast.Raise, ast.Assert):
+            for sub in ast.iter_child_nodes(s):
+                self.scan(sub)
+
+    def bind(self, target, value, stmt, element: bool = False) -> None:
+        if isinstance(target, ast.Name):
+            self._locals.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    self.bind(elt.value, UNKNOWN, stmt)
+                    continue
+                self.bind(elt, _unpack(value, i), stmt)
+        elif self._is_self_attr(target):
+            self._write(target.attr, "=", value, stmt)
+        elif isinstance(target, ast.Subscript):
+            base = target.value
+            key = self.expr(target.slice)
+            if isinstance(base, ast.Name):
+                self._mut(base.id, "setitem", ("kv", key, value))
+            elif self._is_self_attr(base):
+                self._write(base.attr, "setitem", ("kv", key, value), stmt)
+            self.scan(target)
+        elif isinstance(target, ast.Attribute):
+            self.scan(target.value)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, UNKNOWN, stmt)
+
+    def _write(self, attr: str, how: str, value, node) -> None:
+        loops = tuple(self._loops)
+        self._writes.setdefault(attr, []).append((how, value, node.lineno, node.col_offset + 1, loops))
+
+    def _mut(self, name: str, how: str, value) -> None:
+        self._muts.setdefault(name, []).append((how, value, tuple(self._loops)))
+
+    def _is_self_attr(self, node) -> bool:
+        return (
+            self.self_name is not None
+            and isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == self.self_name
+        )
+
+    # ------------------------------------------------------------------ expressions seen for effects
+
+    def scan(self, node) -> None:
+        """Effects inside an expression: mutating method calls (``x.append(v)``), calls whose
+        arguments matter, ``self.x[i]`` reads and iteration over ``self.x``."""
+        if node is None:
+            return
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is ast.Call:
+                self._call_effects(n)
+            elif t is ast.Subscript:
+                if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
+                    self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
+            elif t is ast.comprehension:
+                self._note_iteration(n.iter)
+            elif t is ast.YieldFrom or t is ast.Yield:
+                self.flow.yields = True
+            elif t is ast.NamedExpr and isinstance(n.target, ast.Name):
+                self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
+            elif t in (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                continue
+            for name in _FIELDS.get(t) or _fields(t):
+                value = getattr(n, name, None)
+                if isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
+
+    def _note_iteration(self, node) -> None:
+        while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (
+            "enumerate", "zip", "sorted", "list", "reversed", "iter", "tqdm",
+        ):
+            node = node.args[0]
+        if self._is_self_attr(node):
+            self._iterates.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and self._is_self_attr(node.func.value):
+            if node.func.attr in ("items", "keys", "values"):
+                self._iterates.add(node.func.value.attr)
+
+    def _call_effects(self, call: ast.Call) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            recv = func.value
+            if method in MUTATORS and (call.args or call.keywords):
+                args = tuple(self.expr(a) for a in call.args)
+                if method == "update" and call.keywords:
+                    args = (("D", tuple((k.arg, self.expr(k.value)) for k in call.keywords), call.lineno),)
+                value = args[-1] if args else UNKNOWN
+                if method == "insert" and len(args) == 2:
+                    value = args[1]
+                if method == "setdefault" and args:
+                    value = ("kv", args[0], args[1] if len(args) > 1 else ("k", None))
+                if isinstance(recv, ast.Name):
+                    self._mut(recv.id, method, value)
+                elif self._is_self_attr(recv):
+                    self._write(recv.attr, method, value, call)
+                elif isinstance(recv, ast.Subscript) and self._is_self_attr(recv.value):
+                    # self.by_class[c].append(x): the dict's values grow
+                    self._write(recv.value.attr, "setitem-" + method, ("kv", self.expr(recv.slice), value), call)
+            if self.self_name is not None and isinstance(recv, ast.Name) and recv.id == self.self_name:
+                self._calls.append(("self", method, *self._args(call), call.lineno))
+                return
+            if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+                self._calls.append(("super", method, *self._args(call), call.lineno))
+                return
+        qual = self.ctx.qualname(func)
+        if qual is not None and (call.args or call.keywords) and qual.split(".", 1)[0] not in LIBRARY_ROOTS:
+            self._calls.append(("ref", qual, *self._args(call), call.lineno))
+
+    def _args(self, call: ast.Call):
+        args = tuple(("*", self.expr(a.value)) if isinstance(a, ast.Starred) else self.expr(a) for a in call.args)
+        kwargs = tuple((k.arg, self.expr(k.value)) for k in call.keywords)
+        return args, kwargs
+
+    # ------------------------------------------------------------------ expressions as IR
+
+    def expr(self, node, depth: int = 0):
+        if node is None:
+            return ("k", None)
+        if depth > MAX_DEPTH:
+            return UNKNOWN
+        t = type(node)
+        d = depth + 1
+        if t is ast.Constant:
+            v = node.value
+            if isinstance(v, (bytes, bytearray)):
+                return ("kb",)
+            if v is Ellipsis or isinstance(v, complex):
+                return UNKNOWN
+            if isinstance(v, str) and len(v) > 200:
+                return ("k", v[:200])
+            return ("k", v)
+        if t is ast.Name:
+            return self.name(node)
+        if t is ast.Attribute:
+            if self._is_self_attr(node):
+                return ("s", node.attr)
+            qual = self.ctx.qualname(node)
+            if qual is not None:
+                return ("g", qual)
+            return ("a", self.expr(node.value, d), node.attr)
+        if t is ast.Call:
+            func = node.func
+            if isinstance(func, ast.Name) or isinstance(func, ast.Attribute):
+                callee = self.expr(func, d)
+            else:
+                callee = UNKNOWN
+            args = tuple(
+                ("*", self.expr(a.value, d)) if isinstance(a, ast.Starred) else self.expr(a, d) for a in node.args[:12]
+            )
+            kwargs = tuple((k.arg, self.expr(k.value, d)) for k in node.keywords[:12])
+            return ("c", callee, args, kwargs, node.lineno)
+        if t is ast.Subscript:
+            sl = node.slice
+            if isinstance(sl, ast.Slice):
+                index = ("sl", self.expr(sl.lower, d) if sl.lower else None, self.expr(sl.upper, d) if sl.upper else None)
+            else:
+                index = self.expr(sl, d)
+            return ("i", self.expr(node.value, d), index)
+        if t in (ast.List, ast.Tuple, ast.Set):
+            kind = "list" if t is ast.List else "tuple" if t is ast.Tuple else "set"
+            elts = [("*", self.expr(e.value, d)) if isinstance(e, ast.Starred) else self.expr(e, d) for e in node.elts[:MAX_ELTS]]
+            if len(node.elts) > MAX_ELTS:
+                elts.append(("more", len(node.elts) - MAX_ELTS))
+            return ("L", kind, tuple(elts), node.lineno)
+        if t is ast.Dict:
+            items = tuple(
+                (self.expr(k, d) if k is not None else None, self.expr(v, d))
+                for k, v in list(zip(node.keys, node.values))[:MAX_ELTS]
+            )
+            if len(node.keys) > MAX_ELTS:
+                items += ((("more", len(node.keys) - MAX_ELTS), UNKNOWN),)
+            return ("D", items, node.lineno)
+        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            return self.comprehension(node, d)
+        if t is ast.BinOp:
+            return ("b", _OPS.get(type(node.op), "?"), self.expr(node.left, d), self.expr(node.right, d))
+        if t is ast.IfExp:
+            return ("u", (self.expr(node.body, d), self.expr(node.orelse, d)))
+        if t is ast.BoolOp:
+            return ("u", tuple(self.expr(v, d) for v in node.values[:4]))
+        if t is ast.JoinedStr:
+            return ("fs",)
+        if t is ast.Compare or (t is ast.UnaryOp and isinstance(node.op, ast.Not)):
+            return ("cmp",)
+        if t is ast.UnaryOp:
+            inner = self.expr(node.operand, d)
+            if inner[0] == "k" and isinstance(inner[1], (int, float)) and isinstance(node.op, ast.USub):
+                return ("k", -inner[1])
+            return ("b", "u", inner, ("k", None))
+        if t is ast.Lambda:
+            return ("lam", node.lineno)
+        if t is ast.NamedExpr:
+            return self.expr(node.value, d)
+        if t is ast.Starred:
+            return ("*", self.expr(node.value, d))
+        if t is ast.Await:
+            return self.expr(node.value, d)
+        return UNKNOWN
+
+    def name(self, node: ast.Name):
+        ident = node.id
+        for env in reversed(self._comp):
+            if ident in env:
+                return env[ident]
+        if self.self_name is not None and ident == self.self_name:
+            return ("self",)
+        ctx = self.ctx
+        scope = ctx.scope_of(node)
+        binding = ctx.lookup(ident, scope)
+        if binding is None:
+            qual = ctx.qualname(node)
+            return ("g", qual) if qual else UNKNOWN
+        if binding.kind == "param":
+            if self.fn is not None and binding is self.fn.scope.bindings.get(ident):
+                return ("p", ident) if not binding.values else ("u", (("p", ident), ("n", ident)))
+            return UNKNOWN  # a parameter of an enclosing function (a closure)
+        if binding.kind == "local":
+            if self.fn is not None and binding is self.fn.scope.bindings.get(ident):
+                return ("n", ident)
+            if binding is ctx.module_scope.bindings.get(ident):
+                return ("n", ident) if self.fn is None else ("g", f"{ctx.module}.{ident}")
+            return UNKNOWN  # a closure variable
+        if binding.kind in ("import", "def", "class"):
+            qual = ctx.qualname(node)
+            if qual is None:
+                return UNKNOWN
+            if ".<locals>." in qual:
+                return ("fn", qual)
+            return ("g", qual)
+        if binding.kind == "global":
+            return ("g", f"{ctx.module}.{ident}")
+        return UNKNOWN
+
+    def comprehension(self, node, depth: int):
+        kind = {ast.ListComp: "list", ast.SetComp: "set", ast.GeneratorExp: "gen", ast.DictComp: "dict"}[type(node)]
+        env: dict[str, tuple] = {}
+        self._comp.append(env)
+        iters = []
+        try:
+            for gen in node.generators:
+                iterable = self.expr(gen.iter, depth)
+                iters.append(iterable)
+                _bind_env(env, gen.target, ("e", iterable, ()))
+            if kind == "dict":
+                elt = ("kv", self.expr(node.key, depth), self.expr(node.value, depth))
+            else:
+                elt = self.expr(node.elt, depth)
+        finally:
+            self._comp.pop()
+        return ("C", kind, elt, tuple(iters), node.lineno)
+
+
+def _bind_env(env: dict, target, value) -> None:
+    if isinstance(target, ast.Name):
+        env[target.id] = value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for i, elt in enumerate(target.elts):
+            if not isinstance(elt, ast.Starred):
+                _bind_env(env, elt, _unpack(value, i))
+
+
+def _unpack(value, i: int):
+    """Item ``i`` of a value being unpacked (``a, b = value``): of a display directly; of an
+    iteration element, a longer element path; else ``value[i]``."""
+    if value[0] == "L" and value[1] in ("tuple", "list") and i < len(value[2]) and all(e[0] not in ("*", "more") for e in value[2]):
+        return value[2][i]
+    if value[0] == "e":
+        return ("e", value[1], value[2] + (i,))
+    return ("i", value, ("k", i))
+
+
+_SKIP = frozenset({"ctx", "op", "ops"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    found = _FIELDS.get(t)
+    if found is None:
+        found = _FIELDS[t] = tuple(f for f in t._fields if f not in _SKIP)
+    return found
+
+
+def function_flow(ctx, fn) -> Flow:
+    return FlowBuilder(ctx, fn).build()
+
+
+def module_flow(ctx) -> Flow:
+    return FlowBuilder(ctx, None).build()

@@ -1,0 +1,1234 @@
+"""What a value may hold, with evidence: the program model's evaluator of the flow IR
+(dllint/facts/flow.py).
+
+A ``Val`` says which kinds of object a name, an attribute, a parameter or a return value may be
+(containers and their elements, arrays, tensors, files and database handles, RNGs, generators,
+lambdas, devices, instances of project classes), how its length grows (``data``: with the number
+of samples, files or records; ``bounded``: fixed by the code; ``unknown``) and why (the evidence
+chain: "lines of a file (data.py:41)"). Values flow through locals, loops, comprehensions,
+``.append`` / ``.extend`` / ``[k] = v`` mutations, ``self`` attributes across the class hierarchy
+(other files included), project functions' return values (their parameters bound to the call's
+arguments) and parameters (bound at every call site in the project).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dllint.names import canonical
+
+CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
+SCALARS = frozenset({"str", "bytes", "int", "float", "bool", "none", "path"})
+# size classes, in join order: a container's length is ...
+EMPTY, BOUNDED, DEDUP, UNKNOWN_SIZE, LOAD, DATA = "empty", "bounded", "dedup", "unknown", "load", "data"
+_SIZE_RANK = {EMPTY: 0, BOUNDED: 1, DEDUP: 1, UNKNOWN_SIZE: 2, LOAD: 3, DATA: 4}
+MAX_EVAL_DEPTH = 24
+MAX_WHY = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Val:
+    kinds: frozenset = frozenset()
+    elem: "Val | None" = None  # element (a dict's value)
+    key: "Val | None" = None  # a dict's key
+    items: tuple | None = None  # a fixed tuple's items, position by position
+    size: str = UNKNOWN_SIZE
+    why: tuple = ()  # ((text, path, row), ...): the evidence for ``size`` (and kinds), first first
+    device: str | None = None  # "cuda" | "maybe": a device, or a tensor / module on one
+    detail: str = ""  # the constructor of a handle / RNG, the source of a value
+    cls: object = None  # a project class (ClassRef) this is an instance (or the class object) of
+    fn: object = None  # a project function (FuncRef) this value is
+    mode: str = ""  # a file: "b" when opened in binary mode
+
+    @property
+    def is_bottom(self) -> bool:
+        return not self.kinds
+
+    def has(self, *kinds: str) -> bool:
+        return any(k in self.kinds for k in kinds)
+
+
+BOTTOM = Val()  # nothing known yet (a value under evaluation): neutral in joins
+UNKNOWN = Val(frozenset({"unknown"}))
+
+
+def val(*kinds: str, **kw) -> Val:
+    return Val(frozenset(kinds), **kw)
+
+
+def _join_opt(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return join(a, b)
+
+
+def join(a: Val, b: Val) -> Val:
+    if a.is_bottom:
+        return b
+    if b.is_bottom or a is b:
+        return a
+    size = a.size if _SIZE_RANK[a.size] >= _SIZE_RANK[b.size] else b.size
+    if {a.size, b.size} == {BOUNDED, DEDUP}:
+        size = BOUNDED
+    why = a.why if size == a.size and a.why else b.why if size == b.size and b.why else a.why or b.why
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    device = None
+    if a.device or b.device:
+        device = "cuda" if a.device == b.device == "cuda" else "maybe"
+    return Val(
+        a.kinds | b.kinds,
+        _join_opt(a.elem, b.elem),
+        _join_opt(a.key, b.key),
+        items,
+        size,
+        why,
+        device,
+        a.detail or b.detail,
+        a.cls if a.cls is not None else b.cls,
+        a.fn if a.fn is not None else b.fn,
+        a.mode or b.mode,
+    )
+
+
+def join_all(values) -> Val:
+    out = BOTTOM
+    for v in values:
+        out = join(out, v)
+    return out
+
+
+def grows(v: Val) -> bool:
+    return v.size in (DATA, LOAD)
+
+
+def _why(v: Val, text: str, where) -> tuple:
+    return ((text, *where),) + v.why[: MAX_WHY - 1]
+
+
+def sized(v: Val, size: str, text: str | None = None, where=None) -> Val:
+    """``v`` with a size; the evidence ``text`` at ``where`` (path, row) first."""
+    why = ((text, *where),) + v.why[: MAX_WHY - 1] if text else v.why
+    return replace(v, size=size, why=why)
+
+
+def element_of(v: Val) -> Val:
+    """What iterating ``v`` gives."""
+    if v.is_bottom:
+        return BOTTOM
+    if v.elem is not None:
+        e = v.elem
+        if v.has("dict") and v.key is not None and not v.has("list", "tuple", "set", "deque", "iterator", "generator"):
+            e = v.key
+        return e
+    if v.has("file"):
+        return val("bytes" if v.mode == "b" else "str", size=BOUNDED)
+    if v.has("str"):
+        return val("str", size=BOUNDED)
+    if v.has("range"):
+        return val("int", size=BOUNDED)
+    if v.has("dataframe"):
+        return val("str", size=BOUNDED)  # column names
+    return UNKNOWN
+
+
+def item_of(v: Val, i) -> Val:
+    if v.items is not None and isinstance(i, int) and -len(v.items) <= i < len(v.items):
+        return v.items[i]
+    if v.has("tuple", "list") and v.elem is not None:
+        return v.elem
+    return UNKNOWN
+
+
+def container(kind: str, elem: Val | None, size: str, why: tuple = (), **kw) -> Val:
+    return Val(frozenset({kind}), elem=elem, size=size, why=why, **kw)
+
+
+# --------------------------------------------------------------------------- external calls
+
+LISTINGS = {
+    "os.listdir": ("list", "str", "a directory listing (`os.listdir`)"),
+    "glob.glob": ("list", "str", "a directory listing (`glob.glob`)"),
+    "glob.iglob": ("iterator", "str", "a directory listing (`glob.iglob`)"),
+    "os.scandir": ("iterator", "direntry", "a directory listing (`os.scandir`)"),
+    "os.walk": ("generator", "walk", "a directory walk (`os.walk`)"),
+}
+PATH_LISTING_METHODS = {"glob": "`Path.glob`", "rglob": "`Path.rglob`", "iterdir": "`Path.iterdir`"}
+OPENERS = frozenset(
+    {"builtins.open", "io.open", "codecs.open", "gzip.open", "bz2.open", "lzma.open", "smart_open.open", "fsspec.open"}
+)
+RECORD_LOADERS = {
+    "json.load": "records of a json file",
+    "json.loads": "records of a json string",
+    "pickle.load": "records of a pickle file",
+    "pickle.loads": "records of a pickle",
+    "yaml.load": "records of a yaml file",
+    "yaml.safe_load": "records of a yaml file",
+    "yaml.full_load": "records of a yaml file",
+    "yaml.unsafe_load": "records of a yaml file",
+    "ujson.load": "records of a json file",
+    "orjson.loads": "records of a json string",
+    "joblib.load": "records of a joblib file",
+    "mmcv.load": "records of an annotation file (`mmcv.load`)",
+    "mmengine.load": "records of an annotation file (`mmengine.load`)",
+    "mmengine.fileio.load": "records of an annotation file (`mmengine.load`)",
+    "scipy.io.loadmat": "records of a .mat file",
+    "srsly.read_json": "records of a json file",
+}
+JSONL_LOADERS = {"srsly.read_jsonl": "lines of a jsonl file", "jsonlines.open": "lines of a jsonl file"}
+DATAFRAME_READERS = frozenset(
+    {
+        "pandas.read_csv", "pandas.read_table", "pandas.read_parquet", "pandas.read_json", "pandas.read_pickle",
+        "pandas.read_feather", "pandas.read_excel", "pandas.read_hdf", "pandas.read_sql", "pandas.DataFrame",
+        "pandas.concat", "pandas.merge",
+    }
+)
+CSV_READERS = {"csv.reader": "list", "csv.DictReader": "dict"}
+RNG_CTORS = frozenset(
+    {
+        "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator", "random.Random",
+        "torch.Generator", "numpy.random.PCG64", "random.SystemRandom",
+    }
+)
+LOCK_CTORS = frozenset(
+    {
+        "threading.Lock", "threading.RLock", "threading.Condition", "threading.Semaphore", "threading.Event",
+        "multiprocessing.Lock", "multiprocessing.RLock", "torch.multiprocessing.Lock", "_thread.allocate_lock",
+    }
+)
+HANDLE_CTORS = {
+    "h5py.File": "an HDF5 file (`h5py.File`)",
+    "lmdb.open": "an LMDB environment (`lmdb.open`)",
+    "lmdb.Environment": "an LMDB environment",
+    "sqlite3.connect": "a SQLite connection",
+    "tables.open_file": "a PyTables file",
+    "pandas.HDFStore": "an HDF5 store (`pandas.HDFStore`)",
+    "zipfile.ZipFile": "a zip archive (`zipfile.ZipFile`)",
+    "tarfile.open": "a tar archive (`tarfile.open`)",
+    "tarfile.TarFile": "a tar archive",
+    "PIL.Image.open": "a lazily read image file (`PIL.Image.open`)",
+    "pymongo.MongoClient": "a MongoDB client",
+    "psycopg2.connect": "a PostgreSQL connection",
+    "netCDF4.Dataset": "a netCDF (HDF5) file",
+    "zarr.open": "a zarr store",
+    "pyarrow.parquet.ParquetFile": "a Parquet file",
+}
+TENSOR_FACTORIES = frozenset(
+    {
+        "torch.tensor", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
+        "torch.randint", "torch.arange", "torch.linspace", "torch.eye", "torch.from_numpy", "torch.as_tensor",
+        "torch.stack", "torch.cat", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.zeros_like",
+        "torch.ones_like", "torch.randn_like", "torch.empty_like", "torch.full_like", "torch.load",
+    }
+)
+ARRAY_CTORS = frozenset(
+    {
+        "numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "numpy.zeros", "numpy.ones",
+        "numpy.empty", "numpy.full", "numpy.arange", "numpy.linspace", "numpy.vstack", "numpy.hstack",
+        "numpy.frombuffer", "numpy.fromfile", "numpy.cumsum", "numpy.asanyarray", "numpy.ascontiguousarray",
+        "numpy.unique", "numpy.sort", "numpy.argsort", "numpy.where", "numpy.nonzero", "numpy.repeat",
+        "numpy.tile", "numpy.loadtxt", "numpy.genfromtxt", "numpy.load",
+    }
+)
+NUMPY_DTYPE_OBJECT = frozenset({"builtins.object", "numpy.object_", "numpy.object", "object", "O"})
+OPAQUE_STORES = frozenset(
+    {
+        "pyarrow.array", "pyarrow.table", "pyarrow.Table", "datasets.load_dataset", "datasets.Dataset",
+        "datasets.load_from_disk", "numpy.memmap", "torch.from_file", "safetensors.safe_open",
+    }
+)
+STR_FUNCS = frozenset(
+    {
+        "os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.path.abspath",
+        "os.path.normpath", "os.path.realpath", "os.path.expanduser", "os.path.relpath", "builtins.str",
+        "builtins.repr", "builtins.format", "os.fspath",
+    }
+)
+PATH_CTORS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
+# builtins that keep the elements and the length of their argument
+SAME_LENGTH = {
+    "builtins.list": "list", "builtins.sorted": "list", "builtins.tuple": "tuple", "builtins.reversed": "iterator",
+    "collections.deque": "deque", "natsort.natsorted": "list", "builtins.iter": "iterator",
+}
+DEDUPS = frozenset({"builtins.set", "builtins.frozenset", "collections.Counter", "numpy.unique"})
+NUMERIC_FUNCS = frozenset(
+    {"builtins.int", "builtins.float", "builtins.len", "builtins.sum", "builtins.max", "builtins.min",
+     "builtins.round", "builtins.abs", "math.ceil", "math.floor", "builtins.hash", "builtins.ord"}
+)
+# methods of a str that give a str / a list of str
+STR_METHODS = frozenset(
+    {"strip", "lstrip", "rstrip", "lower", "upper", "replace", "format", "join", "rsplit_first", "title",
+     "removeprefix", "removesuffix", "zfill", "decode", "encode", "casefold", "capitalize"}
+)
+SPLITTERS = frozenset({"split", "splitlines", "rsplit"})
+COCO_DATA_METHODS = frozenset({"getImgIds", "getAnnIds", "loadImgs", "loadAnns", "get_img_ids", "get_ann_ids", "load_imgs", "load_anns"})
+COCO_DATA_ATTRS = frozenset({"imgs", "anns", "imgToAnns", "img_ann_map", "dataset", "img_ids", "ann_ids"})
+DICT_VIEW = {"keys": "key", "values": "elem", "items": "items"}
+
+
+def is_cuda_string(text) -> bool:
+    return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
+
+
+class Values:
+    """The evaluator, mixed into the program model (it needs ``resolve``, ``find_method``, the MRO
+    and the files' flows)."""
+
+    # ------------------------------------------------------------------ entry points
+
+    def attr_value(self, cls, attr: str, include_workers: bool = False) -> Val:
+        """What ``self.<attr>`` holds on an instance of ``cls`` once it is built: every write in
+        the class hierarchy (not those in worker code, unless ``include_workers``)."""
+        memo = self.__dict__.setdefault("_attr_memo", {})
+        key = (cls.key, attr, include_workers)
+        if key in memo:
+            return memo[key]
+        memo[key] = BOTTOM  # a cycle (self.x built from self.x) is neutral
+        out = BOTTOM
+        for fn, write in self.attr_writes(cls, attr, include_workers):
+            out = self._apply_write(out, fn, write, cls)
+        memo[key] = out
+        return out
+
+    def attr_writes(self, cls, attr: str, include_workers: bool = False) -> list:
+        """[(FuncRef, write)] of the writes to ``self.<attr>`` in the class hierarchy, in MRO
+        order (bases last) then source order."""
+        workers = set() if include_workers else {k for k in self.worker_functions(cls)}
+        out = []
+        for r in self.mro(cls):
+            for qual in r.cls.methods.values():
+                fn = r.file.functions.get(qual)
+                if fn is None or fn.flow is None or (r.file.path, qual) in workers:
+                    continue
+                for write in fn.flow.writes.get(attr, ()):
+                    out.append((self._funcref(r.file, fn), write))
+        return out
+
+    def value(self, ir, env) -> Val:
+        """Evaluate an IR node in an environment (Env)."""
+        return self._eval(ir, env, 0)
+
+    def param_value(self, fnref, name: str, self_cls=None) -> Val:
+        """A parameter: its default and what every call site in the project passes."""
+        memo = self.__dict__.setdefault("_param_memo", {})
+        key = (fnref.key, name, self_cls.key if self_cls is not None else None)
+        if key in memo:
+            return memo[key]
+        memo[key] = BOTTOM
+        flow = fnref.fn.flow
+        out = BOTTOM
+        default = flow.defaults.get(name) if flow is not None else None
+        if default is not None and default != ("k", None):
+            out = join(out, self._eval(default, Env(fnref.file, fnref, self_cls), 1))
+        passed = self._passed_values(fnref, name)
+        if passed is None:
+            out = join(out, val("param", detail=name, why=((f"the `{name}` argument", fnref.file.path, fnref.fn.span.row),)))
+        else:
+            out = join(out, passed)
+        if out.is_bottom:
+            out = val("param", detail=name, why=((f"the `{name}` argument", fnref.file.path, fnref.fn.span.row),))
+        memo[key] = out
+        return out
+
+    # ------------------------------------------------------------------ call sites
+
+    def call_sites(self, fnref) -> list:
+        """[(caller Env, args, kwargs, row)] of the project calls that run ``fnref`` with the
+        caller's arguments: calls of the function, of its class (``__init__``), ``self.m()`` and
+        ``super().m()`` calls."""
+        index = self.__dict__.get("_call_index")
+        if index is None:
+            index = self.__dict__["_call_index"] = self._build_call_index()
+        return index.get(fnref.key, [])
+
+    def _build_call_index(self) -> dict:
+        index: dict = {}
+        for facts in self.files.values():
+            flows = [(None, facts.flow)] + [(fn, fn.flow) for fn in facts.functions.values()]
+            for fn, flow in flows:
+                if flow is None:
+                    continue
+                fnref = self._funcref(facts, fn) if fn is not None else None
+                self_cls = self.class_of(fnref) if fnref is not None else None
+                env = Env(facts, fnref, self_cls)
+                for kind, target, args, kwargs, row in flow.calls:
+                    for callee, skip_self in self._callees(kind, target, facts, fnref, self_cls):
+                        index.setdefault(callee.key, []).append((env, args, kwargs, row, skip_self))
+        return index
+
+    def _callees(self, kind, target, facts, fnref, self_cls):
+        with self.quietly():
+            if kind == "ref":
+                found = self.resolve(target, facts.root)
+                if isinstance(found, ClassRefType[0]):
+                    init = self.find_method(found, "__init__")
+                    return [(init, True)] if init is not None else []
+                if isinstance(found, FuncRefType[0]):
+                    return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] in ("self", "cls"))]
+                return []
+            if self_cls is None:
+                return []
+            if kind == "self":
+                m = self.find_method(self_cls, target)
+                return [(m, True)] if m is not None else []
+            if kind == "super":
+                owner = self.class_of(fnref)
+                m = self.find_method(self_cls, target, after=owner) if owner is not None else None
+                return [(m, True)] if m is not None else []
+        return []
+
+    def _passed_values(self, fnref, name: str) -> Val | None:
+        """The join of what the call sites pass as parameter ``name``; None: no call site seen (or
+        one passes ``*args``/``**kwargs`` that cannot be matched)."""
+        params = list(fnref.fn.params)
+        sites = self.call_sites(fnref)
+        if not sites:
+            return None
+        out = BOTTOM
+        for env, args, kwargs, row, skip_self in sites:
+            plist = params[1:] if skip_self and params else params
+            found = _bind_arg(plist, name, args, kwargs)
+            if found is _MISSING:
+                continue  # the default applies (already joined)
+            if found is None:
+                return None  # *args / **kwargs: not matched
+            v = self._eval(found, env, 2)
+            if grows(v) or v.has("device") or v.device:
+                v = sized(v, v.size, None)
+            out = join(out, v)
+        return out if not out.is_bottom else BOTTOM
+
+    # ------------------------------------------------------------------ the evaluator
+
+    def _eval(self, ir, env, depth: int) -> Val:
+        if depth > MAX_EVAL_DEPTH:
+            return UNKNOWN
+        memo = self.__dict__.setdefault("_val_memo", {})
+        key = (id(ir), env.key)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        memo[key] = BOTTOM  # in progress: a cycle resolves to nothing
+        result = self._eval_node(ir, env, depth + 1)
+        memo[key] = result
+        return result
+
+    def _eval_node(self, ir, env, depth: int) -> Val:
+        tag = ir[0]
+        handler = _HANDLERS.get(tag)
+        if handler is None:
+            return UNKNOWN
+        return handler(self, ir, env, depth)
+
+    def _ev_const(self, ir, env, depth):
+        v = ir[1]
+        if v is None:
+            return val("none", size=BOUNDED)
+        if isinstance(v, bool):
+            return val("bool", size=BOUNDED)
+        if isinstance(v, int):
+            return val("int", size=BOUNDED, detail=str(v))
+        if isinstance(v, float):
+            return val("float", size=BOUNDED)
+        if isinstance(v, str):
+            return val("str", size=BOUNDED, detail=v[:60], device="cuda" if is_cuda_string(v) else None)
+        return UNKNOWN
+
+    def _ev_global(self, ir, env, depth):
+        qual = ir[1]
+        found = self.resolve(qual, env.facts.root)
+        if found is None:
+            found = self._module_variable(qual, env.facts.root, depth)
+            return found if found is not None else UNKNOWN
+        if isinstance(found, ClassRefType[0]):
+            return val("class", cls=found, detail=found.cls.qualname)
+        if isinstance(found, FuncRefType[0]):
+            return val("function", fn=found, detail=found.fn.qualname)
+        if isinstance(found, str):
+            v = self._module_variable(qual, env.facts.root, depth)
+            if v is not None:
+                return v
+            return val("ext", detail=canonical(found) or found)
+        return val("module")
+
+    def _module_variable(self, qual: str, root, depth) -> Val | None:
+        """``pkg.config.FILES`` (or a name of this module) assigned at module level."""
+        mod, _, name = qual.rpartition(".")
+        if not mod:
+            return None
+        facts = self.module(mod, root)
+        if facts is None or facts.flow is None:
+            return None
+        values = facts.flow.locals.get(name)
+        if not values:
+            return None
+        env = Env(facts, None, None)
+        return self._local(name, facts.flow, env, depth)
+
+    def _ev_local(self, ir, env, depth):
+        flow = env.flow
+        if flow is None:
+            return UNKNOWN
+        return self._local(ir[1], flow, env, depth)
+
+    def _local(self, name, flow, env, depth) -> Val:
+        out = BOTTOM
+        for value in flow.locals.get(name, ()):
+            out = join(out, self._eval(value, env, depth))
+        for how, value, loops in flow.muts.get(name, ()):
+            out = self._mutate(out, how, value, loops, env, depth, None)
+        return out if not out.is_bottom else UNKNOWN
+
+    def _ev_param(self, ir, env, depth):
+        name = ir[1]
+        if env.binding is not None and name in env.binding:
+            return env.binding[name]
+        if env.fn is None:
+            return UNKNOWN
+        return self.param_value(env.fn, name, env.self_cls)
+
+    def _ev_self(self, ir, env, depth):
+        if env.self_cls is None:
+            return UNKNOWN
+        return val("instance", cls=env.self_cls)
+
+    def _ev_selfattr(self, ir, env, depth):
+        if env.self_cls is None:
+            return UNKNOWN
+        attr = ir[1]
+        method = self.find_method(env.self_cls, attr)
+        if method is not None:
+            return val("method", fn=method, cls=env.self_cls)
+        v = self.attr_value(env.self_cls, attr)
+        if v.is_bottom:
+            const = self._class_attr(env.self_cls, attr, depth)
+            return const if const is not None else UNKNOWN
+        return v
+
+    def _class_attr(self, cls, attr, depth) -> Val | None:
+        for r in self.mro(cls):
+            ir = r.cls.attrs_ir.get(attr)
+            if ir is not None:
+                return self._eval(ir, Env(r.file, None, r), depth)
+        return None
+
+    def _ev_attr(self, ir, env, depth):
+        base = self._eval(ir[1], env, depth)
+        attr = ir[2]
+        if base.has("instance") and base.cls is not None:
+            m = self.find_method(base.cls, attr)
+            if m is not None:
+                return val("method", fn=m, cls=base.cls)
+            v = self.attr_value(base.cls, attr)
+            return v if not v.is_bottom else UNKNOWN
+        if base.has("coco") and attr in COCO_DATA_ATTRS:
+            return val("dict", "list", size=DATA, why=_why(base, f"the COCO API's `{attr}`", env.where(0)))
+        if base.has("dataframe") and attr in ("values", "to_numpy"):
+            return val("ndarray-obj", size=base.size, why=base.why)
+        if base.has("walk"):
+            return UNKNOWN
+        return UNKNOWN
+
+    def _ev_subscript(self, ir, env, depth):
+        base = self._eval(ir[1], env, depth)
+        index = ir[2]
+        if index[0] == "sl":
+            if base.has(*CONTAINERS, "ndarray", "ndarray-obj", "tensor", "str", "dataframe", "series"):
+                return base
+            return UNKNOWN
+        if index[0] == "k" and isinstance(index[1], int):
+            if base.items is not None or base.has("tuple", "list"):
+                return item_of(base, index[1])
+        if base.has("dataframe"):
+            return val("series", size=base.size, why=base.why)
+        if base.has("handle") and base.detail.startswith("h5py"):
+            return val("h5dataset", detail=base.detail)
+        if base.has("coco"):
+            return val("dict", "list", size=DATA, why=base.why)
+        if base.elem is not None:
+            return base.elem
+        if base.has("records"):
+            return val("records", "dict", "list", size=base.size, why=base.why)
+        if base.has("ndarray", "ndarray-obj", "tensor"):
+            return replace(base, size=UNKNOWN_SIZE)
+        return UNKNOWN
+
+    def _ev_display(self, ir, env, depth):
+        kind, elts, row = ir[1], ir[2], ir[3]
+        elem = BOTTOM
+        size = EMPTY if not elts else BOUNDED
+        why = ()
+        items = []
+        for e in elts:
+            if e[0] == "more":
+                continue
+            if e[0] == "*":
+                inner = self._eval(e[1], env, depth)
+                elem = join(elem, element_of(inner))
+                if _SIZE_RANK[inner.size] > _SIZE_RANK[size]:
+                    size, why = inner.size, inner.why
+                items = None
+                continue
+            v = self._eval(e, env, depth)
+            elem = join(elem, v)
+            if items is not None:
+                items.append(v)
+        if kind == "tuple" and items is not None:
+            return Val(frozenset({"tuple"}), elem=elem if not elem.is_bottom else None, items=tuple(items), size=size, why=why)
+        return container(kind, elem if not elem.is_bottom else None, size, why)
+
+    def _ev_dict(self, ir, env, depth):
+        items, row = ir[1], ir[2]
+        key = value = BOTTOM
+        size = EMPTY if not items else BOUNDED
+        why = ()
+        for k, v in items:
+            if k is None:  # {**other}
+                inner = self._eval(v, env, depth)
+                key, value = join(key, inner.key or UNKNOWN), join(value, inner.elem or UNKNOWN)
+                if _SIZE_RANK[inner.size] > _SIZE_RANK[size]:
+                    size, why = inner.size, inner.why
+                continue
+            if isinstance(k, tuple) and k[0] == "more":
+                continue
+            key = join(key, self._eval(k, env, depth))
+            value = join(value, self._eval(v, env, depth))
+        return Val(
+            frozenset({"dict"}),
+            elem=value if not value.is_bottom else None,
+            key=key if not key.is_bottom else None,
+            size=size,
+            why=why,
+        )
+
+    def _ev_comprehension(self, ir, env, depth):
+        kind, elt, iters, row = ir[1], ir[2], ir[3], ir[4]
+        size = BOUNDED
+        why: tuple = ()
+        for it in iters:
+            v = self._eval(it, env, depth)
+            s = v.size if v.size != EMPTY else BOUNDED
+            if v.has("unknown", "param") and s == UNKNOWN_SIZE:
+                s = UNKNOWN_SIZE
+            if _SIZE_RANK[s] > _SIZE_RANK[size]:
+                size, why = s, v.why
+        if kind == "dict":
+            key = self._eval(elt[1], env, depth)
+            value = self._eval(elt[2], env, depth)
+            if size in (DATA, LOAD) and _is_dedup_key(key):
+                size, why = DEDUP, ()
+            return Val(frozenset({"dict"}), elem=value, key=key, size=size, why=why)
+        elem = self._eval(elt, env, depth)
+        if kind == "gen":
+            return Val(frozenset({"generator"}), elem=elem, size=size, why=why, detail="a generator expression")
+        if kind == "set":
+            return container("set", elem, DEDUP if size in (DATA, LOAD) else size, why)
+        return container(kind, elem, size, why)
+
+    def _ev_element(self, ir, env, depth):
+        iterable = self._eval(ir[1], env, depth)
+        e = element_of(iterable)
+        for i in ir[2]:
+            e = item_of(e, i)
+        return e
+
+    def _ev_binop(self, ir, env, depth):
+        op = ir[1]
+        left = self._eval(ir[2], env, depth)
+        right = self._eval(ir[3], env, depth)
+        if op == "+":
+            if left.has(*CONTAINERS) or right.has(*CONTAINERS):
+                return join(left, right)
+            if left.has("str") or right.has("str"):
+                return val("str", size=BOUNDED, device="cuda" if left.device == "cuda" else None)
+            if left.has("int", "float") and right.has("int", "float"):
+                return _number(left, right)
+        if op == "*":
+            for seq, count in ((left, right), (right, left)):
+                if seq.has("list", "tuple") and count.has("int"):
+                    size = count.size if count.size in (DATA, LOAD, UNKNOWN_SIZE) else seq.size
+                    return replace(seq, size=size, why=count.why if size == count.size else seq.why)
+            if left.has("int", "float") and right.has("int", "float"):
+                return _number(left, right)
+        if op == "%":
+            if left.has("str"):
+                return val("str", size=BOUNDED, device="cuda" if is_cuda_string(left.detail) else None)
+        if op == "/" and (left.has("path") or (left.has("str") and right.has("path"))):
+            return val("path", size=BOUNDED)
+        if op in ("-", "//", "/", "%", "**") and left.has("int", "float"):
+            return _number(left, right)
+        if op == "|" and left.has("dict", "set"):
+            return join(left, right)
+        if left.has("ndarray", "tensor"):
+            return left
+        return UNKNOWN
+
+    def _ev_union(self, ir, env, depth):
+        return join_all(self._eval(o, env, depth) for o in ir[1])
+
+    def _ev_lambda(self, ir, env, depth):
+        return val("lambda", detail="a lambda", why=(("a lambda", env.facts.path, ir[1]),))
+
+    def _ev_localfn(self, ir, env, depth):
+        return val("localfn", detail=ir[1])
+
+    def _ev_with(self, ir, env, depth):
+        return self._eval(ir[1], env, depth)
+
+    def _ev_str(self, ir, env, depth):
+        return val("str", size=BOUNDED)
+
+    def _ev_bytes(self, ir, env, depth):
+        return val("bytes", size=BOUNDED)
+
+    def _ev_bool(self, ir, env, depth):
+        return val("bool", size=BOUNDED)
+
+    def _ev_star(self, ir, env, depth):
+        return self._eval(ir[1], env, depth)
+
+    def _ev_kv(self, ir, env, depth):
+        return Val(frozenset({"tuple"}), items=(self._eval(ir[1], env, depth), self._eval(ir[2], env, depth)), size=BOUNDED)
+
+    # ------------------------------------------------------------------ calls
+
+    def _ev_call(self, ir, env, depth):
+        func, args, kwargs, row = ir[1], ir[2], ir[3], ir[4]
+        where = (env.facts.path, row)
+        tag = func[0]
+        if tag == "g":
+            qual = canonical(func[1]) or func[1]
+            found = self.resolve(func[1], env.facts.root)
+            if isinstance(found, ClassRefType[0]):
+                return self._instantiate(found, args, kwargs, env, depth, where)
+            if isinstance(found, FuncRefType[0]):
+                return self._call_function(found, args, kwargs, env, depth, None)
+            if isinstance(found, str):
+                qual = canonical(found) or found
+            return self._external_call(qual, args, kwargs, env, depth, where)
+        if tag == "a":
+            recv = self._eval(func[1], env, depth)
+            return self._method_call(recv, func[2], args, kwargs, env, depth, where)
+        if tag == "s":
+            if env.self_cls is None:
+                return UNKNOWN
+            method = self.find_method(env.self_cls, func[1])
+            if method is not None:
+                return self._call_function(method, args, kwargs, env, depth, env.self_cls)
+            stored = self.attr_value(env.self_cls, func[1])
+            return self._call_value(stored, args, kwargs, env, depth, where)
+        callee = self._eval(func, env, depth)
+        return self._call_value(callee, args, kwargs, env, depth, where)
+
+    def _call_value(self, callee: Val, args, kwargs, env, depth, where) -> Val:
+        if callee.has("class") and callee.cls is not None:
+            return self._instantiate(callee.cls, args, kwargs, env, depth, where)
+        if callee.has("function", "method") and callee.fn is not None:
+            return self._call_function(callee.fn, args, kwargs, env, depth, callee.cls if callee.has("method") else None)
+        if callee.has("instance") and callee.cls is not None:
+            call = self.find_method(callee.cls, "__call__") or self.find_method(callee.cls, "forward")
+            if call is not None:
+                return self._call_function(call, args, kwargs, env, depth, callee.cls)
+        if callee.has("ext"):
+            return self._external_call(callee.detail, args, kwargs, env, depth, where)
+        return UNKNOWN
+
+    def _instantiate(self, cls, args, kwargs, env, depth, where) -> Val:
+        external = {canonical(b) or b for b in self.external_bases(cls)}
+        kinds = {"instance"}
+        device = None
+        if any(b.startswith("torch.nn.") for b in external):
+            kinds.add("module")
+        if any(b in ("pycocotools.coco.COCO", "pycocotools.COCO") for b in external):
+            kinds.add("coco")
+        return Val(frozenset(kinds), cls=cls, device=device, size=BOUNDED, detail=cls.cls.qualname)
+
+    def _call_function(self, fnref, args, kwargs, env, depth, self_cls) -> Val:
+        """A project function's return value, its parameters bound to this call's arguments."""
+        flow = fnref.fn.flow
+        if flow is None:
+            return UNKNOWN
+        if flow.yields:
+            return val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
+        if not flow.returns:
+            return val("none", size=BOUNDED)
+        if depth > MAX_EVAL_DEPTH - 6:
+            return UNKNOWN
+        params = list(fnref.fn.params)
+        if self_cls is not None or (fnref.fn.cls is not None and params and params[0] in ("self", "cls")):
+            params = params[1:]
+        binding = {}
+        for name in params:
+            found = _bind_arg(params, name, args, kwargs)
+            if found is _MISSING or found is None:
+                continue
+            binding[name] = self._eval(found, env, depth)
+        cls = self_cls if self_cls is not None else self.class_of(fnref)
+        callee_env = Env(fnref.file, fnref, cls, binding or None)
+        out = BOTTOM
+        for r in flow.returns:
+            out = join(out, self._eval_fresh(r, callee_env, depth) if binding else self._eval(r, callee_env, depth))
+        return out if not out.is_bottom else UNKNOWN
+
+    def _eval_fresh(self, ir, env, depth) -> Val:
+        """Evaluate under a call-specific binding (not memoized across bindings)."""
+        if depth > MAX_EVAL_DEPTH:
+            return UNKNOWN
+        guard = self.__dict__.setdefault("_fresh_guard", set())
+        key = (id(ir), env.key)
+        if key in guard:
+            return BOTTOM
+        guard.add(key)
+        try:
+            memo = self.__dict__.setdefault("_val_memo", {})
+            result = self._eval_node(ir, env, depth + 1)
+            memo.pop(key, None)
+            return result
+        finally:
+            guard.discard(key)
+
+    def _arg(self, args, kwargs, i: int, name: str | None, env, depth) -> Val | None:
+        for k, v in kwargs:
+            if k == name and name is not None:
+                return self._eval(v, env, depth)
+        if i is not None and i < len(args) and args[i][0] != "*":
+            return self._eval(args[i], env, depth)
+        return None
+
+    def _arg_ir(self, args, kwargs, i, name):
+        for k, v in kwargs:
+            if k == name and name is not None:
+                return v
+        if i is not None and i < len(args) and args[i][0] != "*":
+            return args[i]
+        return None
+
+    def _external_call(self, qual: str, args, kwargs, env, depth, where) -> Val:
+        if qual in LISTINGS:
+            kind, elem, text = LISTINGS[qual]
+            e = val("walk", size=BOUNDED) if elem == "walk" else val(elem, size=BOUNDED)
+            if elem == "walk":
+                files = container("list", val("str", size=BOUNDED), DATA)
+                e = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), files, files), size=BOUNDED)
+            return Val(frozenset({kind}), elem=e, size=DATA, why=((text, *where),))
+        if qual in OPENERS or qual.endswith(".open") and qual.rsplit(".", 2)[-2] in ("PathManager", "g_pathmgr", "fs", "gfile", "io", "pathmgr", "path_manager", "fileio", "bf"):
+            mode = self._arg(args, kwargs, 1, "mode", env, depth)
+            binary = mode is not None and "b" in (mode.detail or "")
+            return val("file", mode="b" if binary else "", size=DATA, why=((f"the lines of a file (`{qual.rsplit('.', 1)[-1]}`)", *where),))
+        if qual in RECORD_LOADERS:
+            return val("records", "dict", "list", size=LOAD, why=((RECORD_LOADERS[qual], *where),))
+        if qual in JSONL_LOADERS:
+            return container("list", val("dict", size=BOUNDED), DATA, ((JSONL_LOADERS[qual], *where),))
+        if qual in CSV_READERS:
+            elem = container(CSV_READERS[qual], val("str", size=BOUNDED), BOUNDED)
+            return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),))
+        if qual in DATAFRAME_READERS:
+            return val("dataframe", size=DATA, why=(("the rows of a table (`" + qual.rsplit(".", 1)[-1] + "`)", *where),))
+        if qual in RNG_CTORS:
+            return val("rng", detail=qual, why=((f"`{qual}(...)`", *where),))
+        if qual in LOCK_CTORS:
+            return val("lock", detail=qual)
+        if qual in HANDLE_CTORS:
+            return val("handle", detail=qual, why=((HANDLE_CTORS[qual], *where),))
+        if qual in OPAQUE_STORES:
+            return val("store", detail=qual, size=UNKNOWN_SIZE)
+        if qual == "torch.device":
+            arg = self._arg(args, kwargs, 0, "type", env, depth)
+            return val("device", device=arg.device if arg is not None else None)
+        if qual in TENSOR_FACTORIES:
+            dev = self._arg(args, kwargs, None, "device", env, depth)
+            if qual == "torch.load":
+                loc = self._arg(args, kwargs, 1, "map_location", env, depth)
+                return val("tensor", "records", device=loc.device if loc is not None else None, size=LOAD, detail="torch.load", why=(("records of a torch file", *where),))
+            return val("tensor", device=dev.device if dev is not None else None, size=BOUNDED)
+        if qual in ARRAY_CTORS:
+            return self._numpy(qual, args, kwargs, env, depth, where)
+        if qual in PATH_CTORS:
+            return val("path", size=BOUNDED)
+        if qual in STR_FUNCS:
+            first = self._arg(args, kwargs, 0, None, env, depth)
+            return val("str", size=BOUNDED, device=first.device if first is not None and qual == "builtins.str" else None)
+        if qual in SAME_LENGTH:
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            if inner is None:
+                return container(SAME_LENGTH[qual], None, EMPTY)
+            return Val(frozenset({SAME_LENGTH[qual]}), elem=element_of(inner), size=inner.size, why=inner.why)
+        if qual in DEDUPS:
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            kind = "dict" if qual == "collections.Counter" else "ndarray" if qual == "numpy.unique" else "set"
+            if inner is None:
+                return container(kind, None, EMPTY)
+            size = DEDUP if inner.size in (DATA, LOAD) else inner.size
+            return Val(frozenset({kind}), elem=element_of(inner), key=element_of(inner) if kind == "dict" else None, size=size)
+        if qual == "builtins.range":
+            counts = [self._eval(a, env, depth) for a in args if a[0] != "*"]
+            size = max((c.size for c in counts), key=lambda s: _SIZE_RANK[s], default=BOUNDED)
+            why = next((c.why for c in counts if c.size == size and c.why), ())
+            return Val(frozenset({"range"}), elem=val("int", size=BOUNDED), size=size if size != EMPTY else BOUNDED, why=why)
+        if qual == "builtins.len":
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            if inner is not None and inner.size in (DATA, LOAD):
+                return val("int", size=inner.size, why=inner.why)
+            return val("int", size=UNKNOWN_SIZE if inner is None or inner.size == UNKNOWN_SIZE else BOUNDED)
+        if qual in NUMERIC_FUNCS:
+            return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
+        if qual == "builtins.zip":
+            parts = [self._eval(a, env, depth) for a in args if a[0] != "*"]
+            if not parts:
+                return val("iterator", size=UNKNOWN_SIZE)
+            size, why = _max_size(parts)
+            return Val(frozenset({"iterator"}), elem=Val(frozenset({"tuple"}), items=tuple(element_of(p) for p in parts), size=BOUNDED), size=size, why=why)
+        if qual == "builtins.enumerate":
+            inner = self._arg(args, kwargs, 0, None, env, depth) or UNKNOWN
+            return Val(frozenset({"iterator"}), elem=Val(frozenset({"tuple"}), items=(val("int", size=BOUNDED), element_of(inner)), size=BOUNDED), size=inner.size, why=inner.why)
+        if qual in ("builtins.map", "builtins.filter", "itertools.chain.from_iterable", "itertools.islice"):
+            inner = self._arg(args, kwargs, 1 if qual in ("builtins.map", "builtins.filter") else 0, None, env, depth) or UNKNOWN
+            elem = element_of(inner) if qual != "builtins.map" else UNKNOWN
+            if qual == "itertools.chain.from_iterable":
+                elem = element_of(element_of(inner))
+            return Val(frozenset({"iterator"}), elem=elem, size=inner.size, why=inner.why)
+        if qual == "itertools.chain":
+            parts = [self._eval(a[1] if a[0] == "*" else a, env, depth) for a in args]
+            elems = [element_of(element_of(p)) if a[0] == "*" else element_of(p) for a, p in zip(args, parts)]
+            size, why = _max_size(parts)
+            return Val(frozenset({"iterator"}), elem=join_all(elems), size=size, why=why)
+        if qual in ("builtins.dict", "collections.OrderedDict", "collections.defaultdict"):
+            if qual == "collections.defaultdict":
+                factory = self._arg(args, kwargs, 0, "default_factory", env, depth)
+                elem = None
+                if factory is not None and factory.has("ext") and factory.detail in ("builtins.list", "builtins.dict", "builtins.set"):
+                    elem = container(factory.detail.rsplit(".", 1)[-1], None, EMPTY)
+                return container("dict", elem, EMPTY)
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            if inner is None:
+                return Val(frozenset({"dict"}), size=BOUNDED if kwargs else EMPTY)
+            pair = element_of(inner)
+            if inner.has("dict"):
+                return Val(frozenset({"dict"}), elem=inner.elem, key=inner.key, size=inner.size, why=inner.why)
+            return Val(frozenset({"dict"}), key=item_of(pair, 0), elem=item_of(pair, 1), size=inner.size, why=inner.why)
+        if qual == "dict.fromkeys" or qual == "builtins.dict.fromkeys":
+            inner = self._arg(args, kwargs, 0, None, env, depth) or UNKNOWN
+            return Val(frozenset({"dict"}), key=element_of(inner), size=inner.size, why=inner.why)
+        if qual in ("pycocotools.coco.COCO", "pycocotools.COCO", "lvis.LVIS", "lvis.lvis.LVIS", "xtcocotools.coco.COCO"):
+            return val("coco", size=DATA, why=(("a COCO annotation file", *where),))
+        if qual in ("copy.deepcopy", "copy.copy"):
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            return inner if inner is not None else UNKNOWN
+        if qual in ("random.sample", "random.choices"):
+            inner = self._arg(args, kwargs, 0, None, env, depth) or UNKNOWN
+            return container("list", element_of(inner), UNKNOWN_SIZE)
+        if qual in ("functools.partial",):
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            return inner if inner is not None else UNKNOWN
+        if qual.startswith("torchvision.transforms.") and qual.endswith("Lambda"):
+            inner = self._arg(args, kwargs, 0, "lambd", env, depth)
+            return val("transform", detail=qual) if inner is None else join(val("transform", detail=qual), inner)
+        if qual.startswith("torchvision.transforms.") and qual.rsplit(".", 1)[-1] in ("Compose", "RandomApply", "RandomChoice", "RandomOrder"):
+            inner = self._arg(args, kwargs, 0, "transforms", env, depth)
+            parts = element_of(inner) if inner is not None else BOTTOM
+            return join(val("transform", detail=qual), parts) if parts.has("lambda", "localfn") else val("transform", detail=qual)
+        if qual == "multiprocessing.Manager" or qual.endswith("Manager().list"):
+            return val("manager")
+        return val("ext", detail=qual, size=UNKNOWN_SIZE)
+
+    def _numpy(self, qual, args, kwargs, env, depth, where) -> Val:
+        if qual == "numpy.load":
+            pickled = self._arg(args, kwargs, None, "allow_pickle", env, depth)
+            mmap = self._arg(args, kwargs, 1, "mmap_mode", env, depth)
+            if mmap is not None and not mmap.has("none"):
+                return val("memmap", size=LOAD)
+            if pickled is not None and pickled.has("bool") and not pickled.has("none"):
+                return val("ndarray", "ndarray-obj", "records", size=LOAD, why=(("records of a pickled .npy file", *where),))
+            return val("ndarray", size=LOAD, why=(("a .npy array", *where),))
+        inner = self._arg(args, kwargs, 0, None, env, depth)
+        dtype = self._arg_ir(args, kwargs, 1 if qual in ("numpy.array", "numpy.asarray") else None, "dtype")
+        dtype_name = _dtype_name(dtype)
+        if dtype_name in NUMPY_DTYPE_OBJECT:
+            return val("ndarray-obj", size=inner.size if inner is not None else UNKNOWN_SIZE, why=inner.why if inner is not None else ())
+        size = inner.size if inner is not None else BOUNDED
+        if qual in ("numpy.array", "numpy.asarray") and inner is not None and dtype_name is None:
+            e = element_of(inner)
+            if e.has("dict", "list", "tuple", "none", "instance", "unknown") and not e.has("str", "int", "float"):
+                # ragged or object elements: numpy makes an object array
+                if e.has("dict", "instance", "none"):
+                    return val("ndarray-obj", size=size, why=inner.why)
+        return val("ndarray", size=size, why=inner.why if inner is not None else ())
+
+    def _method_call(self, recv: Val, method: str, args, kwargs, env, depth, where) -> Val:
+        if recv.has("instance", "class") and recv.cls is not None:
+            m = self.find_method(recv.cls, method)
+            if m is not None:
+                return self._call_function(m, args, kwargs, env, depth, recv.cls)
+            stored = self.attr_value(recv.cls, method)
+            if not stored.is_bottom:
+                return self._call_value(stored, args, kwargs, env, depth, where)
+        if recv.has("method", "function") and recv.fn is not None and method == "__call__":
+            return self._call_function(recv.fn, args, kwargs, env, depth, recv.cls)
+        if method in ("cuda",):
+            return replace(recv if not recv.is_bottom else UNKNOWN, device="cuda", kinds=(recv.kinds - {"unknown"}) | {"cudaobj"})
+        if method == "to":
+            dev = self._arg(args, kwargs, 0, "device", env, depth)
+            if dev is not None and dev.device:
+                return replace(recv, device=dev.device, kinds=(recv.kinds - {"unknown"}) | {"cudaobj"})
+            return recv
+        if method in ("cpu", "numpy", "item", "detach", "float", "double", "long", "int", "half", "contiguous", "clone", "eval", "train"):
+            if method in ("cpu", "numpy", "item"):
+                return replace(recv, device=None)
+            return recv
+        if method == "open" and (recv.has("path", "ext", "unknown", "module") or recv.is_bottom):
+            mode = self._arg(args, kwargs, 0 if recv.has("path") else 1, "mode", env, depth)
+            binary = mode is not None and "b" in (mode.detail or "")
+            return val("file", mode="b" if binary else "", size=DATA, why=(("the lines of a file (`open`)", *where),))
+        if recv.has("file"):
+            if method in ("readlines",):
+                return container("list", val("bytes" if recv.mode == "b" else "str", size=BOUNDED), DATA, _why(recv, "the lines of a file (`readlines`)", where))
+            if method == "read":
+                return val("bytes" if recv.mode == "b" else "str", size=DATA, detail="content", why=_why(recv, "the content of a file", where))
+            if method == "readline":
+                return val("str", size=BOUNDED)
+        if recv.has("path"):
+            if method in PATH_LISTING_METHODS:
+                return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing ({PATH_LISTING_METHODS[method]})", *where),))
+            if method in ("read_text",):
+                return val("str", size=DATA, detail="content", why=(("the content of a file", *where),))
+            if method in ("with_suffix", "with_name", "joinpath", "resolve", "absolute", "expanduser", "relative_to", "parent"):
+                return val("path", size=BOUNDED)
+            if method in ("as_posix",):
+                return val("str", size=BOUNDED)
+        if recv.has("str"):
+            if method in SPLITTERS:
+                content = recv.size == DATA and recv.detail == "content"
+                if method == "splitlines" or content:
+                    size = DATA if content else BOUNDED
+                    text = "the lines of a file" if content else None
+                    return container("list", val("str", size=BOUNDED), size, _why(recv, text, where) if text else ())
+                return container("list", val("str", size=BOUNDED), BOUNDED)
+            if method in STR_METHODS or method.startswith(("is", "start", "end")):
+                if method.startswith(("is", "startswith", "endswith")):
+                    return val("bool", size=BOUNDED)
+                return val("str", size=BOUNDED, detail=recv.detail if method in ("strip", "rstrip", "lstrip", "lower") else "")
+        if recv.has("bytes") and method == "decode":
+            return val("str", size=recv.size, detail=recv.detail, why=recv.why)
+        if recv.has("dict", "records"):
+            if method in DICT_VIEW:
+                view = DICT_VIEW[method]
+                if view == "items":
+                    elem = Val(frozenset({"tuple"}), items=(recv.key or UNKNOWN, recv.elem or UNKNOWN), size=BOUNDED)
+                else:
+                    elem = (recv.key if view == "key" else recv.elem) or UNKNOWN
+                return Val(frozenset({"iterator"}), elem=elem, size=recv.size, why=recv.why)
+            if method in ("get", "pop", "setdefault", "__getitem__"):
+                return recv.elem or (val("records", "dict", "list", size=recv.size, why=recv.why) if recv.has("records") else UNKNOWN)
+            if method == "copy":
+                return recv
+        if recv.has("list", "tuple", "deque", "set"):
+            if method == "copy":
+                return recv
+            if method in ("pop",):
+                return recv.elem or UNKNOWN
+            if method in ("index", "count"):
+                return val("int", size=BOUNDED)
+        if recv.has("dataframe", "series"):
+            if method in ("tolist", "to_list"):
+                return container("list", UNKNOWN, recv.size, recv.why)
+            if method in ("to_dict",):
+                return Val(frozenset({"dict"}), size=recv.size, why=recv.why)
+            if method in ("to_numpy",):
+                return val("ndarray-obj", size=recv.size, why=recv.why)
+            if method in ("itertuples", "iterrows", "iteritems", "items", "groupby"):
+                return Val(frozenset({"iterator"}), elem=val("tuple", size=BOUNDED), size=recv.size, why=recv.why)
+            if method in ("unique",):
+                return val("ndarray-obj", size=DEDUP)
+            return replace(recv, kinds=frozenset({"dataframe"})) if method in ("copy", "reset_index", "sort_values", "dropna", "fillna", "query", "merge", "drop", "rename", "sample", "astype", "apply", "loc", "iloc", "head") else UNKNOWN
+        if recv.has("ndarray", "ndarray-obj", "tensor", "memmap"):
+            if method == "tolist":
+                e = UNKNOWN if recv.has("ndarray-obj") else val("int", "float", size=BOUNDED)
+                return container("list", e, recv.size if recv.size != BOUNDED else UNKNOWN_SIZE, recv.why)
+            if method in ("astype", "reshape", "flatten", "squeeze", "copy", "view"):
+                return recv
+        if recv.has("coco"):
+            if method in COCO_DATA_METHODS:
+                return container("list", UNKNOWN, DATA, _why(recv, f"the COCO API (`{method}`)", where))
+            if method in ("getCatIds", "loadCats", "get_cat_ids", "load_cats"):
+                return container("list", UNKNOWN, BOUNDED)
+        if recv.has("handle"):
+            if method in ("keys",) and recv.detail.startswith("h5py"):
+                return Val(frozenset({"iterator"}), elem=val("str", size=BOUNDED), size=DATA, why=_why(recv, "the keys of an HDF5 file", where))
+            if method in ("begin", "cursor", "get", "require_dataset", "require_group"):
+                return replace(recv, why=recv.why)
+            if method in ("namelist", "getnames", "getmembers", "infolist"):
+                return container("list", val("str", size=BOUNDED), DATA, _why(recv, f"the members of an archive (`{method}`)", where))
+        if recv.has("iterator", "generator") and method in ("__next__",):
+            return recv.elem or UNKNOWN
+        if method in ("split", "splitlines", "strip", "rstrip", "lstrip") and recv.has("unknown", "param"):
+            if method == "splitlines":
+                return container("list", val("str", size=BOUNDED), UNKNOWN_SIZE)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ mutations
+
+    def _apply_write(self, current: Val, fnref, write, cls) -> Val:
+        how, ir, row, col, loops = write
+        env = Env(fnref.file, fnref, cls)
+        if how == "=":
+            return join(current, self._eval(ir, env, 1))
+        return self._mutate(current, how, ir, loops, env, 1, row)
+
+    def _mutate(self, current: Val, how: str, ir, loops, env, depth, row) -> Val:
+        """``current`` after ``x.<how>(value)`` inside ``loops`` (iterables of the enclosing loops)."""
+        value = self._eval(ir, env, depth)
+        loop_size, loop_why = BOUNDED, ()
+        for it in loops:
+            if it == ("while",):
+                if _SIZE_RANK[UNKNOWN_SIZE] > _SIZE_RANK[loop_size]:
+                    loop_size, loop_why = UNKNOWN_SIZE, ()
+                continue
+            v = self._eval(it, env, depth)
+            s = v.size if v.size != EMPTY else BOUNDED
+            if _SIZE_RANK[s] > _SIZE_RANK[loop_size]:
+                loop_size, loop_why = s, v.why
+        base_kinds = current.kinds - {"unknown"} if not current.is_bottom else frozenset()
+        if how in ("append", "add", "appendleft", "insert"):
+            kind = "set" if how == "add" else "deque" if how == "appendleft" else "list"
+            kinds = base_kinds or frozenset({kind})
+            size = loop_size if loops else BOUNDED
+            new = Val(kinds, elem=value, size=size, why=loop_why if loops else ())
+            return join(current, new)
+        if how in ("extend", "+=", "extendleft", "update", "|="):
+            kinds = base_kinds or (frozenset({"dict"}) if how == "update" else frozenset({"list"}))
+            size = value.size
+            why = value.why
+            if loops and _SIZE_RANK[loop_size] > _SIZE_RANK[size]:
+                size, why = loop_size, loop_why
+            if how == "update" and (value.has("dict") or value.key is not None):
+                new = Val(kinds, elem=value.elem, key=value.key, size=size, why=why)
+            else:
+                new = Val(kinds, elem=element_of(value), size=size, why=why)
+            if how == "+=" and current.has("int", "float", "str"):
+                return current
+            return join(current, new)
+        if how in ("setitem", "setdefault") or how.startswith("setitem-"):
+            k = item_of(value, 0)
+            v = item_of(value, 1)
+            kinds = base_kinds or frozenset({"dict"})
+            if how.startswith("setitem-"):
+                inner_how = how.split("-", 1)[1]
+                v = Val(frozenset({"list" if inner_how == "append" else "set" if inner_how == "add" else "list"}), elem=v, size=loop_size if loops else BOUNDED, why=loop_why)
+            if kinds & {"list", "ndarray", "tensor"} and "dict" not in kinds:
+                return current  # x[i] = v on a list keeps its length
+            size = loop_size if loops else BOUNDED
+            why = loop_why if loops else ()
+            if size in (DATA, LOAD) and _is_dedup_key(k):
+                size, why = DEDUP, ()
+            return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
+        return current
+
+
+def _max_size(parts):
+    best, why = BOUNDED, ()
+    for p in parts:
+        s = p.size if p.size != EMPTY else BOUNDED
+        if _SIZE_RANK[s] > _SIZE_RANK[best]:
+            best, why = s, p.why
+    return best, why
+
+
+def _number(a: Val, b: Val) -> Val:
+    size = a.size if a.size in (DATA, LOAD) else b.size if b.size in (DATA, LOAD) else BOUNDED
+    return val("int", "float", size=size, why=a.why or b.why)
+
+
+def _is_dedup_key(key: Val) -> bool:
+    """A dict keyed by a label or class name from the data is a vocabulary (bounded)."""
+    return False
+
+
+def _dtype_name(ir) -> str | None:
+    if ir is None:
+        return None
+    if ir[0] == "g":
+        return canonical(ir[1]) or ir[1]
+    if ir[0] == "k" and isinstance(ir[1], str):
+        return ir[1]
+    if ir[0] == "a":
+        return ir[2]
+    return "?"
+
+
+_MISSING = object()
+
+
+def _bind_arg(params: list, name: str, args, kwargs):
+    """The argument IR a call passes for parameter ``name``; _MISSING when the call does not
+    pass it (the default applies); None when it cannot be matched (``*args``, ``**kw``)."""
+    for k, v in kwargs:
+        if k == name:
+            return v
+    if name not in params:
+        return _MISSING
+    i = params.index(name)
+    for j, a in enumerate(args):
+        if a[0] == "*":
+            return None if j <= i else _MISSING
+    if i < len(args):
+        return args[i]
+    if any(k is None for k, _ in kwargs):
+        return None
+    return _MISSING
+
+
+class Env:
+    """Where an IR node is evaluated: the file, the function (None: module level), the class
+    ``self`` is an instance of, and parameter values bound by a call."""
+
+    __slots__ = ("facts", "fn", "self_cls", "binding", "key", "flow")
+
+    def __init__(self, facts, fn=None, self_cls=None, binding=None):
+        self.facts = facts
+        self.fn = fn
+        self.self_cls = self_cls
+        self.binding = binding
+        self.flow = fn.fn.flow if fn is not None else facts.flow
+        self.key = (
+            facts.path,
+            fn.fn.qualname if fn is not None else None,
+            self_cls.key if self_cls is not None else None,
+            id(binding) if binding else None,
+        )
+
+    def where(self, row: int):
+        return (self.facts.path, row)
+
+
+_HANDLERS = {
+    "k": Values._ev_const,
+    "g": Values._ev_global,
+    "n": Values._ev_local,
+    "p": Values._ev_param,
+    "self": Values._ev_self,
+    "s": Values._ev_selfattr,
+    "a": Values._ev_attr,
+    "c": Values._ev_call,
+    "i": Values._ev_subscript,
+    "L": Values._ev_display,
+    "D": Values._ev_dict,
+    "C": Values._ev_comprehension,
+    "e": Values._ev_element,
+    "b": Values._ev_binop,
+    "u": Values._ev_union,
+    "lam": Values._ev_lambda,
+    "fn": Values._ev_localfn,
+    "with": Values._ev_with,
+    "fs": Values._ev_str,
+    "kb": Values._ev_bytes,
+    "cmp": Values._ev_bool,
+    "*": Values._ev_star,
+    "kv": Values._ev_kv,
+}
+
+# set by dllint.program.model (ClassRef / FuncRef live there; imported lazily to avoid a cycle)
+ClassRefType: list = [object]
+FuncRefType: list = [object]
