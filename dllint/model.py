@@ -220,6 +220,9 @@ class Diagnostic:
     # number and ``cell_row_offset`` the rows before that cell (row in the cell = row - offset)
     cell: int | None = None
     cell_row_offset: int = 0
+    # what the finding is about and why, for machine outputs and `--output-format full`:
+    # (("class", "Images"), ("attribute", "files"), ("evidence", ("lines of a file (data.py:41)", ...)))
+    details: tuple = ()
 
     @property
     def row(self) -> int:

@@ -29,7 +29,7 @@ def to_dict(diag) -> dict:
 
     rule = rule_by_code(diag.code)
     shift = diag.cell_row_offset  # notebooks: rows within the cell, as ruff reports them
-    return {
+    out = {
         "cell": diag.cell,
         "code": diag.code,
         "end_location": _loc(diag.span.end_row - shift, diag.span.end_col),
@@ -40,6 +40,9 @@ def to_dict(diag) -> dict:
         "noqa_row": (diag.noqa_row or diag.span.row) - shift,
         "url": rule.url if rule else None,
     }
+    if diag.details:
+        out["details"] = {k: list(v) if isinstance(v, tuple) else v for k, v in diag.details}
+    return out
 
 
 def render(diagnostics, ctx) -> str:

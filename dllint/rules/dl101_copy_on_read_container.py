@@ -1465,7 +1465,8 @@ class CopyOnReadContainer(Rule):
                     head += " (no automatic fix: cannot place the conversion)"
                 elif verdict == "unsafe":
                     head += f" (fix is unsafe: {why})"
-        return Diagnostic(self.code, head, ref.file.path, b.span, fix=fix, severity=self.severity)
+        details = (("class", cls.cls.qualname), ("attribute", attr))
+        return Diagnostic(self.code, head, ref.file.path, b.span, fix=fix, severity=self.severity, details=details)
 
     @staticmethod
     def _plan(attr, resolved):
