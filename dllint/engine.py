@@ -248,8 +248,10 @@ class Engine:
                 late.extend(rule.check_noqa(project, used, enabled, self.ignored))
         if late:
             result = sorted(result + self._filter(late, enabled, target_set, facts), key=Diagnostic.sort_key)
-        if notebooks:
-            result = [_in_cell(d, notebooks[d.path]) if d.path in notebooks else d for d in result]
+        if notebooks:  # cells, cell coordinates in messages, fixes a notebook cannot take
+            from dllint.notebook import finalize
+
+            result = finalize(result, notebooks)
         if cache is not None:
             for d in result:  # fixes and code-showing formats need the bytes of files with findings
                 if d.path not in data and d.path in entries:
@@ -422,13 +424,6 @@ class Engine:
             out.append(d)
         out.sort(key=Diagnostic.sort_key)
         return out
-
-
-def _in_cell(diag: Diagnostic, notebook) -> Diagnostic:
-    from dataclasses import replace
-
-    where = notebook.cell_row_offset(diag.span.row)
-    return replace(diag, cell=where[0], cell_row_offset=where[1]) if where else diag
 
 
 def _prefix_ignored(code: str, selectors: set[str]) -> bool:

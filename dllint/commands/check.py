@@ -45,6 +45,27 @@ def enabled_codes(settings: Settings) -> set[str]:
     return settings.enabled([r.code for r in rules], {r.code for r in rules if r.default})
 
 
+def not_applied(diagnostics, rejected: set) -> list:
+    """Findings whose fix ``--fix`` tried and could not apply (it would not parse, a notebook cannot
+    take it): their fix is shown as a suggestion only, never as fixable."""
+    from dataclasses import replace
+
+    out = []
+    for d in diagnostics:
+        if d.fix is not None and d.fix.applicability != "display" and (d.path, d.code, d.span) in rejected:
+            d = replace(d, fix=replace(d.fix, applicability="display", message=f"{d.fix.message} (could not be applied)"))
+        out.append(d)
+    return out
+
+
+def notebook_diff(shown: str, before, after: bytes) -> list[str]:
+    """A notebook's changes as ruff prints them: one unified diff per changed code cell, headed
+    ``nb.ipynb:cell N``, of the cells' own text (IPython lines as they are)."""
+    from dllint.notebook import cell_diffs
+
+    return [unified_diff(f"{shown}:cell {number}", old, new) for number, old, new in cell_diffs(before, after)]
+
+
 def open_cache(root: str, cache_dir: str | None):
     """The fact cache for a project root (None when it cannot be used)."""
     from dllint.cache import FactCache, default_cache_dir
@@ -153,9 +174,13 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         result, analysis = fix_loop(analyse, unsafe_fixes)
         for failure in result.failures:
             click.echo(f"dllint: warning: {failure}", err=True)
+        analysis.diagnostics = not_applied(analysis.diagnostics, result.rejected)
         if diff:
             out = []
             for path in sorted(result.fixed):
+                if path in result.notebooks:  # each changed cell, in its own text
+                    out.extend(notebook_diff(ctx.display_path(path), result.notebook_originals[path], result.notebooks[path]))
+                    continue
                 before = decode_source(result.originals[path])
                 out.append(unified_diff(ctx.display_path(path), before, result.fixed[path]))
             text = "".join(out)
