@@ -16,6 +16,10 @@ else:  # pragma: no cover
 from dllint.discover import DEFAULT_EXCLUDES
 
 TARGET_VERSIONS = ("py310", "py311", "py312", "py313", "py314")
+# A file that cannot be read, decoded or parsed is always reported, whatever is selected or
+# ignored (per-file-ignores and noqa included), as ruff reports syntax errors: nothing else can be
+# checked in that file, so staying silent would pass it unchecked. `exclude` skips such a file.
+ALWAYS_REPORTED = "DL000"
 PLATFORMS = ("linux", "darwin", "win32")
 LATEST_MINOR = 14
 
@@ -76,7 +80,19 @@ class Settings:
         return frozenset(methods)
 
     def enabled(self, codes: list[str], defaults: set[str]) -> set[str]:
-        return resolve_selection(codes, defaults, self.select, self.extend_select, self.ignore)
+        """The rules to run: the selection, and DL000 always (see ALWAYS_REPORTED)."""
+        chosen = resolve_selection(codes, defaults, self.select, self.extend_select, self.ignore)
+        return chosen | ({ALWAYS_REPORTED} & set(codes))
+
+    def ineffective(self) -> list[str]:
+        """Warnings for settings that cannot do what they say (ignoring DL000)."""
+        where = [key for key, sels in (("ignore` / `--ignore", self.ignore), *((f"per-file-ignores.{p}", c) for p, c in self.per_file_ignores))
+                 if ALWAYS_REPORTED in sels]
+        return [
+            f"`{key}` names {ALWAYS_REPORTED}, which cannot be ignored: a file that cannot be read or parsed is always "
+            "reported (use `exclude` to skip the file); ignoring it has no effect"
+            for key in where
+        ]
 
     def ignored_for(self, relpath: str) -> set[str]:
         out: set[str] = set()

@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from dllint.config import Settings
+from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import discover, module_name
 from dllint.facts.extract import extract
 from dllint.index import ProjectIndex
@@ -406,7 +406,7 @@ class Engine:
             if d.code not in enabled or d.path not in targets:
                 continue
             rel = os.path.relpath(d.path, self.root).replace(os.sep, "/")
-            if d.code in self.settings.ignored_for(rel) or _prefix_ignored(d.code, self.settings.ignored_for(rel)):
+            if d.code != ALWAYS_REPORTED and (d.code in self.settings.ignored_for(rel) or _prefix_ignored(d.code, self.settings.ignored_for(rel))):
                 continue
             f = facts.get(d.path)
             if f is not None and d.code != "DL000":

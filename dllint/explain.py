@@ -35,7 +35,6 @@ RULE_NAMES: dict[str, str] = {
     "DL306": "stale-state-persistent-workers",
     "DL307": "implicit-start-method",
     "DL308": "workers-oversubscribe-cpus",
-    "DL309": "shm-too-small",
 }
 
 
@@ -109,7 +108,7 @@ CAUSES: tuple[Cause, ...] = (
             "64 MB /dev/shm by default; a batch that does not fit raises SIGBUS in the worker "
             "('Bus error') and the main process only sees that the worker exited."
         ),
-        rules=("DL309",),
+        rules=(),  # a machine's limit, not a code pattern: `dllint doctor --check shm` measures it
         doctor=("shm", "container"),
         commands=(
             "dllint doctor",
@@ -449,7 +448,7 @@ CAUSES: tuple[Cause, ...] = (
             "out-of-memory kill, native crash) is printed earlier in the log or in dmesg; with "
             "num_workers=0 the error surfaces in the main process."
         ),
-        rules=("DL309", "DL101", "DL104"),
+        rules=("DL101", "DL104"),
         doctor=("shm", "memory"),
         commands=(
             "rerun with num_workers=0",

@@ -127,6 +127,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         missing = [p for p in paths if not os.path.lexists(p)]
         if missing:
             fail(f"path does not exist: {missing[0]}")
+    for option, values in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore)):
+        if values and any(not v.strip(" ,") for v in values):  # `--select ""` would turn every rule off
+            fail(f"empty rule selector in `{option}` (give codes or prefixes: DL101, DL1, ALL)")
     overrides = Overrides(
         select=split_csv(select) if select else None,
         extend_select=split_csv(extend_select),
@@ -139,6 +142,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         settings, root = load_configuration(paths, config_path, overrides)
     except ConfigError as exc:
         fail(str(exc))
+    for warning in settings.ineffective():
+        click.echo(f"dllint: warning: {warning}", err=True)
     enabled = enabled_codes(settings)
     engine = Engine(settings, root, jobs=jobs, cache=None if no_cache else open_cache(root, cache_dir))
     if no_prefilter:
@@ -154,6 +159,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             engine.root_files = targets  # the same walk the engine would make of the project
         base_overlay = {}
         explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)} & set(targets)
+        if not targets:  # as ruff: say so instead of "All checks passed!" over nothing
+            click.echo("dllint: warning: No Python files found under the given path(s)", err=True)
 
     def analyse(overlay):
         return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
