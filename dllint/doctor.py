@@ -603,7 +603,7 @@ def format_checks(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-@click.command("doctor")
+@click.command("doctor", short_help="Check this machine for DataLoader trouble (shared memory, fds).")
 @click.option("--num-workers", "-n", type=click.IntRange(min=0), default=None,
               help="The num_workers you plan to use (checked against CPUs and the fd limit).")
 @click.option("--prefetch-factor", type=click.IntRange(min=1), default=2, show_default=True)

@@ -600,7 +600,7 @@ def format_explanation(exp: Explanation, limit: int = 5) -> str:
     return "\n".join(lines)
 
 
-@click.command("explain")
+@click.command("explain", short_help="Explain a DataLoader error message or traceback.")
 @click.argument("text", required=False)
 @click.option("--file", "-f", "path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Read the error text (a log file) from PATH.")
@@ -617,7 +617,7 @@ def explain(text: str | None, path: str | None, as_json: bool, show_all: bool) -
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     if text is None or text == "-":
-        stream = click.get_text_stream("stdin")
+        stream = sys.stdin  # click.get_text_stream is deprecated in current click
         if text is None and stream.isatty():
             raise click.UsageError('give the error text as an argument or on standard input: dllint explain "<error>"')
         text = stream.read()

@@ -450,7 +450,7 @@ def build_server():
     return ls
 
 
-@click.command()
+@click.command(short_help="Run the Language Server on stdin/stdout (the lsp extra).")
 def server():
     """Run the dllint Language Server on stdin/stdout (needs the `lsp` extra: pip install 'dllint[lsp]')."""
     try:

@@ -84,7 +84,7 @@ def use_color() -> bool:
     return sys.stdout.isatty()
 
 
-@click.command()
+@click.command(short_help="Check files and directories for DataLoader pitfalls.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show as fixable) unsafe fixes.")
