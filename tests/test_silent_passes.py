@@ -57,3 +57,15 @@ def test_an_empty_selector_is_a_usage_error(project):
         code, out = run(option, "", "a.py")
         assert code == 2 and f"empty rule selector in `{option}`" in out, (option, out)
     assert run("--select", ",", "a.py")[0] == 2
+
+
+def test_a_named_file_is_always_parsed_and_reported(project):
+    """README: under a directory, a file without a data-loading word is not parsed; named, it is."""
+    (project / "notes.py").write_text("def helper(:\n    return 1\n")  # no trigger word
+    (project / "train.py").write_text("from torch.utils.data import DataLoader\nloader = DataLoader([1], num_workers=0\n")
+    code, out = run("--output-format", "concise", "-q", ".")
+    assert code == 1 and out.startswith("train.py:2:") and "DL000" in out
+    assert "notes.py" not in out  # not parsed: documented in the README
+    for args in (["notes.py"], ["notes.py", "train.py"], ["--select", "DL302", "notes.py"]):
+        code, out = run("--output-format", "concise", "-q", *args)
+        assert code == 1 and "notes.py:1:12: DL000" in out, (args, out)
