@@ -347,11 +347,11 @@ def _language(doc: dict):
     """The kernel language the notebook's metadata names (None when it names none); metadata of
     the wrong shape (``"language_info": "python"``) names none."""
 
-    def field(table, key):
+    def get(table, key):
         return table.get(key) if isinstance(table, dict) else None
 
-    meta = field(doc, "metadata")
-    return field(field(meta, "language_info"), "name") or field(field(meta, "kernelspec"), "language")
+    meta = get(doc, "metadata")
+    return get(get(meta, "language_info"), "name") or get(get(meta, "kernelspec"), "language")
 
 
 def notebook_python(raw: bytes) -> tuple[bytes, NotebookSource]:
@@ -393,8 +393,8 @@ def finalize(diagnostics: list, notebooks: dict) -> list:
             where = nb.cell_row_offset(d.span.row)
             if where is not None:
                 changes.update(cell=where[0], cell_row_offset=where[1])
-            why = nb.unwritable()
-            if why is not None and d.fix is not None and d.fix.applicability != "display":
+            why = nb.unwritable() if d.fix is not None and d.fix.applicability != "display" else None
+            if why is not None:
                 changes["fix"] = replace(d.fix, applicability="display", message=f"{d.fix.message} (not applied: {why})")
         message = rewrite(d.message, d.path)
         if message != d.message:

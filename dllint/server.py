@@ -411,7 +411,7 @@ def build_server():
         missing = set()
         for cell in notebook.cells:
             kind = "code" if cell.kind == types.NotebookCellKind.Code else "markdown"
-            document = ls.workspace.text_documents.get(cell.document)
+            document = ls.workspace.text_documents.get(unquote(cell.document))
             if document is None:  # the client named a cell it never sent: lint the others
                 missing.add(cell.document)
                 ls.window_log_message(
