@@ -7,6 +7,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -16,6 +17,10 @@ else:  # pragma: no cover
 from dllint.discover import DEFAULT_EXCLUDES
 
 TARGET_VERSIONS = ("py310", "py311", "py312", "py313", "py314")
+# A file that cannot be read, decoded or parsed is always reported, whatever is selected or
+# ignored (per-file-ignores and noqa included), as ruff reports syntax errors: nothing else can be
+# checked in that file, so staying silent would pass it unchecked. `exclude` skips such a file.
+ALWAYS_REPORTED = "DL000"
 PLATFORMS = ("linux", "darwin", "win32")
 LATEST_MINOR = 14
 
@@ -48,7 +53,10 @@ class Settings:
 
     def python_range(self) -> tuple[int, int]:
         """(lowest, highest) Python 3 minor version the code targets."""
-        lo_req, hi_req = parse_requires_python(self.requires_python) if self.requires_python else (None, None)
+        try:
+            lo_req, hi_req = parse_requires_python(self.requires_python) if self.requires_python else (None, None)
+        except ValueError:  # the loaders reject it first (exit 2); Settings built by hand fall back
+            lo_req, hi_req = None, None
         if self.target_version:
             lo = int(self.target_version[3:])
         elif lo_req is not None:
@@ -76,7 +84,19 @@ class Settings:
         return frozenset(methods)
 
     def enabled(self, codes: list[str], defaults: set[str]) -> set[str]:
-        return resolve_selection(codes, defaults, self.select, self.extend_select, self.ignore)
+        """The rules to run: the selection, and DL000 always (see ALWAYS_REPORTED)."""
+        chosen = resolve_selection(codes, defaults, self.select, self.extend_select, self.ignore)
+        return chosen | ({ALWAYS_REPORTED} & set(codes))
+
+    def ineffective(self) -> list[str]:
+        """Warnings for settings that cannot do what they say (ignoring DL000)."""
+        where = [key for key, sels in (("ignore` / `--ignore", self.ignore), *((f"per-file-ignores.{p}", c) for p, c in self.per_file_ignores))
+                 if ALWAYS_REPORTED in sels]
+        return [
+            f"`{key}` names {ALWAYS_REPORTED}, which cannot be ignored: a file that cannot be read or parsed is always "
+            "reported (use `exclude` to skip the file); ignoring it has no effect"
+            for key in where
+        ]
 
     def ignored_for(self, relpath: str) -> set[str]:
         out: set[str] = set()
@@ -88,28 +108,51 @@ class Settings:
         return out
 
 
+_MAX_MINOR = 99  # "unbounded above": a specifier that admits 3.99 has no upper bound
+
+
+@lru_cache(maxsize=64)
 def parse_requires_python(spec: str) -> tuple[int | None, int | None]:
-    lo: int | None = None
-    hi: int | None = None
-    for part in spec.split(","):
-        m = re.match(r"\s*(>=|<=|==|~=|>|<|!=)\s*3(?:\.(\d+))?(?:\.(\d+|\*))?\s*$", part)
-        if not m:
-            continue
-        op, minor_s, patch = m.groups()
-        minor = int(minor_s) if minor_s else 0
-        if op in (">=", "~="):
-            lo = max(lo or 0, minor)
-            if op == "~=" and patch not in (None, "*"):  # ~=3.10.2 means >=3.10.2, ==3.10.*
-                hi = min(hi if hi is not None else 99, minor)
-        elif op == ">":  # >3.10 still admits 3.10.1
-            lo = max(lo or 0, minor)
-        elif op == "<":
-            hi = min(hi if hi is not None else 99, minor - (0 if patch not in (None, "*", "0") else 1))
-        elif op == "<=":
-            hi = min(hi if hi is not None else 99, minor)
-        elif op == "==":
-            lo, hi = minor, minor
-    return lo, hi
+    """(lowest, highest) Python 3 minor version a ``requires-python`` specifier admits, read with
+    ``packaging`` (PEP 440); None where it sets no bound (3.0 admitted / 3.99 admitted).
+
+    ValueError, with the reason, when it is not a valid specifier, is empty, or admits no
+    Python 3 version (``>=3.12,<3.10``, ``<3.0``)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not spec.strip():
+        raise ValueError("is empty (write a version specifier such as \">=3.10\")")
+    try:
+        specs = SpecifierSet(spec)
+    except InvalidSpecifier as exc:
+        raise ValueError(f"is not a valid version specifier ({exc})") from None
+    # A minor is admitted when one of its releases is: try 3.m.0, the patch levels the specifier
+    # names and their neighbours, and a very late patch.
+    patches = {0, 1, 9999}
+    for s in specs:
+        release = [p for p in s.version.split(".")]
+        if len(release) >= 3 and release[2].isdigit():
+            n = int(release[2])
+            patches.update({n, n + 1, max(n - 1, 0)})
+    admitted = [
+        m for m in range(_MAX_MINOR + 1)
+        if any(specs.contains(f"3.{m}.{p}", prereleases=False) for p in sorted(patches))
+    ]
+    if not admitted:
+        raise ValueError("admits no Python 3 version")
+    lo, hi = admitted[0], admitted[-1]
+    return (None if lo == 0 else lo), (None if hi == _MAX_MINOR else hi)
+
+
+def validate_requires_python(value, where: str) -> str:
+    """``value`` when it is a usable ``requires-python``; else ConfigError naming ``where``."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a version specifier string such as \">=3.10\", got {value!r}")
+    try:
+        parse_requires_python(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where} = {value!r} {exc}") from None
+    return value
 
 
 # ---------------------------------------------------------------------------- selection
@@ -173,7 +216,12 @@ _KEYS = {
 
 
 def find_config(start: str) -> tuple[str | None, str | None]:
-    """(pyproject with [tool.dllint], nearest pyproject) searching upward from ``start``."""
+    """(pyproject with a ``tool.dllint`` table, nearest pyproject) searching upward from ``start``.
+
+    The TOML is parsed, so every spelling counts: ``[tool.dllint]``, ``[ tool.dllint ]``,
+    ``[tool."dllint"]``, a ``[tool]`` table with ``dllint.select = ...``, dotted keys
+    (``tool.dllint.select = ...``) and inline tables. A file that names dllint but is not valid
+    TOML is a ConfigError (a configuration dllint cannot read is never skipped silently)."""
     cur = os.path.abspath(start)
     if not os.path.isdir(cur):
         cur = os.path.dirname(cur)
@@ -184,14 +232,33 @@ def find_config(start: str) -> tuple[str | None, str | None]:
             nearest = nearest or candidate
             try:
                 with open(candidate, "rb") as fh:
-                    if b"[tool.dllint" in fh.read():
-                        return candidate, nearest
+                    mentions = b"dllint" in fh.read()  # no other file can configure dllint
             except OSError:
-                pass
+                mentions = False
+            if mentions and _dllint_table(_read_toml(candidate)) is not None:
+                return candidate, nearest
         parent = os.path.dirname(cur)
         if parent == cur:
             return None, nearest
         cur = parent
+
+
+def _dllint_table(doc: dict):
+    """``tool.dllint`` of a parsed pyproject (whatever its type), or None when there is none."""
+    tool = doc.get("tool")
+    return tool.get("dllint") if isinstance(tool, dict) else None
+
+
+def _requires_python(doc: dict, path: str) -> str | None:
+    """``project.requires-python`` of a parsed pyproject, validated (ConfigError naming the key)."""
+    project = doc.get("project")
+    if project is None:
+        return None
+    if not isinstance(project, dict):
+        raise ConfigError(f"`project` in {path} must be a table, got {type(project).__name__}")
+    if "requires-python" not in project:
+        return None
+    return validate_requires_python(project["requires-python"], f"`project.requires-python` in {path}")
 
 
 def _read_toml(path: str) -> dict:
@@ -209,17 +276,18 @@ def load_settings(path: str | None, codes: list[str], nearest: str | None = None
     settings = Settings()
     requires = None
     if nearest and nearest != path:
-        requires = _read_toml(nearest).get("project", {}).get("requires-python")
+        requires = _requires_python(_read_toml(nearest), nearest)
     if path is None:
-        return replace(settings, requires_python=requires if isinstance(requires, str) else None)
+        return replace(settings, requires_python=requires)
     doc = _read_toml(path)
-    nested = doc.get("tool", {}).get("dllint") if isinstance(doc.get("tool"), dict) else None
+    nested = _dllint_table(doc)
     is_pyproject = os.path.basename(path) == "pyproject.toml" or nested is not None
-    table = (nested or {}) if is_pyproject else doc  # a dllint.toml holds the keys at top level
+    table = ({} if nested is None else nested) if is_pyproject else doc  # a dllint.toml holds the keys at top level
     if is_pyproject:
-        requires = doc.get("project", {}).get("requires-python", requires)
+        own = _requires_python(doc, path)
+        requires = own if own is not None else requires
     if not isinstance(table, dict):
-        raise ConfigError(f"[tool.dllint] in {path} must be a table")
+        raise ConfigError(f"[tool.dllint] in {path} must be a table, got {type(table).__name__}")
     where = f"[tool.dllint] in {path}" if is_pyproject else path
     values: dict = {}
     for key, value in table.items():
@@ -235,7 +303,7 @@ def load_settings(path: str | None, codes: list[str], nearest: str | None = None
         exclude=tuple(values.get("exclude", DEFAULT_EXCLUDES)),
         extend_exclude=tuple(values.get("extend-exclude", ())),
         target_version=values.get("target-version"),
-        requires_python=requires if isinstance(requires, str) else None,
+        requires_python=requires,
         platforms=values.get("platforms", ("linux",)),
         dataset_bases=tuple(values.get("dataset-bases", ())),
         dataloader_classes=tuple(values.get("dataloader-classes", ())),

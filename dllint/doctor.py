@@ -369,7 +369,7 @@ def check_shm(m: Machine, plan: Plan) -> Check:
         "Kubernetes: mount an emptyDir {medium: Memory} at /dev/shm"
     )
     if st is None:
-        return Check("shm", FAIL, f"{m.shm_path} is missing: workers cannot share batches", fix=how, rules=["DL309"])
+        return Check("shm", FAIL, f"{m.shm_path} is missing: workers cannot share batches", fix=how)
     total, free = st
     data = {"path": m.shm_path, "size": total, "free": free, "container": kind}
     text = f"{m.shm_path} {_fmt_bytes(total)}, {_fmt_bytes(free)} free"
@@ -379,17 +379,17 @@ def check_shm(m: Machine, plan: Plan) -> Check:
             "shm", FAIL,
             f"{m.shm_path} is {_fmt_bytes(total)}{why}: workers die with 'Bus error' / 'exited unexpectedly' "
             "as soon as batches in flight exceed it",
-            fix=how, rules=["DL309"], data=data,
+            fix=how, data=data,
         )
     if free < 256 * MiB or free < total * 0.1:
         return Check(
             "shm", FAIL if free < 64 * MiB else WARN, text + ": almost full (leaked torch_* files? ls -la /dev/shm)",
-            fix="remove stale /dev/shm/torch_* files of dead jobs; " + how, rules=["DL309", "DL302"], data=data,
+            fix="remove stale /dev/shm/torch_* files of dead jobs; " + how, rules=["DL302"], data=data,
         )
     if total < shm_needed(plan):
         return Check(
             "shm", WARN, text + ": small for large batches x workers x prefetch",
-            fix=how, rules=["DL309"], data=data,
+            fix=how, data=data,
         )
     return Check("shm", OK, text, data=data)
 
@@ -603,7 +603,7 @@ def format_checks(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-@click.command("doctor")
+@click.command("doctor", short_help="Check this machine for DataLoader trouble (shared memory, fds).")
 @click.option("--num-workers", "-n", type=click.IntRange(min=0), default=None,
               help="The num_workers you plan to use (checked against CPUs and the fd limit).")
 @click.option("--prefetch-factor", type=click.IntRange(min=1), default=2, show_default=True)

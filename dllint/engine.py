@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from dllint.config import Settings
+from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import discover
 from dllint.facts.extract import extract
 from dllint.model import Diagnostic, FileFacts, Span
@@ -253,8 +253,10 @@ class Engine:
                 late.extend(rule.check_noqa(project, used, enabled, self.ignored))
         if late:
             result = sorted(result + self._filter(late, enabled, target_set, facts), key=Diagnostic.sort_key)
-        if notebooks:
-            result = [_in_cell(d, notebooks[d.path]) if d.path in notebooks else d for d in result]
+        if notebooks:  # cells, cell coordinates in messages, fixes a notebook cannot take
+            from dllint.notebook import finalize
+
+            result = finalize(result, notebooks)
         if cache is not None:
             for d in result:  # fixes and code-showing formats need the bytes of files with findings
                 if d.path not in data and d.path in entries:
@@ -409,7 +411,7 @@ class Engine:
             if d.code not in enabled or d.path not in targets:
                 continue
             rel = os.path.relpath(d.path, self.root).replace(os.sep, "/")
-            if d.code in self.settings.ignored_for(rel) or _prefix_ignored(d.code, self.settings.ignored_for(rel)):
+            if d.code != ALWAYS_REPORTED and (d.code in self.settings.ignored_for(rel) or _prefix_ignored(d.code, self.settings.ignored_for(rel))):
                 continue
             f = facts.get(d.path)
             if f is not None and d.code != "DL000":
@@ -437,13 +439,6 @@ class _Names:
 
     def __getitem__(self, path: str):
         return self.layout.name(path)
-
-
-def _in_cell(diag: Diagnostic, notebook) -> Diagnostic:
-    from dataclasses import replace
-
-    where = notebook.cell_row_offset(diag.span.row)
-    return replace(diag, cell=where[0], cell_row_offset=where[1]) if where else diag
 
 
 def _prefix_ignored(code: str, selectors: set[str]) -> bool:

@@ -35,7 +35,6 @@ RULE_NAMES: dict[str, str] = {
     "DL306": "stale-state-persistent-workers",
     "DL307": "implicit-start-method",
     "DL308": "workers-oversubscribe-cpus",
-    "DL309": "shm-too-small",
 }
 
 
@@ -109,7 +108,7 @@ CAUSES: tuple[Cause, ...] = (
             "64 MB /dev/shm by default; a batch that does not fit raises SIGBUS in the worker "
             "('Bus error') and the main process only sees that the worker exited."
         ),
-        rules=("DL309",),
+        rules=(),  # a machine's limit, not a code pattern: `dllint doctor --check shm` measures it
         doctor=("shm", "container"),
         commands=(
             "dllint doctor",
@@ -449,7 +448,7 @@ CAUSES: tuple[Cause, ...] = (
             "out-of-memory kill, native crash) is printed earlier in the log or in dmesg; with "
             "num_workers=0 the error surfaces in the main process."
         ),
-        rules=("DL309", "DL101", "DL104"),
+        rules=("DL101", "DL104"),
         doctor=("shm", "memory"),
         commands=(
             "rerun with num_workers=0",
@@ -601,7 +600,7 @@ def format_explanation(exp: Explanation, limit: int = 5) -> str:
     return "\n".join(lines)
 
 
-@click.command("explain")
+@click.command("explain", short_help="Explain a DataLoader error message or traceback.")
 @click.argument("text", required=False)
 @click.option("--file", "-f", "path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Read the error text (a log file) from PATH.")
@@ -618,7 +617,7 @@ def explain(text: str | None, path: str | None, as_json: bool, show_all: bool) -
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     if text is None or text == "-":
-        stream = click.get_text_stream("stdin")
+        stream = sys.stdin  # click.get_text_stream is deprecated in current click
         if text is None and stream.isatty():
             raise click.UsageError('give the error text as an argument or on standard input: dllint explain "<error>"')
         text = stream.read()

@@ -116,6 +116,8 @@ class FixResult:
     applied: list[Diagnostic] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     notebooks: dict[str, bytes] = field(default_factory=dict)  # path -> the fixed notebook's JSON bytes
+    notebook_originals: dict = field(default_factory=dict)  # path -> the notebook as read (NotebookSource)
+    rejected: set = field(default_factory=set)  # (path, code, span) of fixes that could not be applied
 
 
 def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
@@ -153,6 +155,7 @@ def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
             if notebook is not None:  # the overlay of a notebook is the notebook itself
                 from dllint.notebook import NotebookError
 
+                result.notebook_originals.setdefault(path, notebook)
                 try:
                     overlay[path] = result.notebooks[path] = notebook.with_python(new_text)
                 except NotebookError as exc:
@@ -167,6 +170,7 @@ def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
         if not changed:
             break
         analysis = analyse(overlay)
+    result.rejected = rejected
     return result, analysis
 
 

@@ -1,6 +1,8 @@
 """``--add-noqa``: write ``# noqa: CODE`` on the row of every current finding.
 
-For adopting dllint on a large code base without fixing everything first. The directive goes on
+For adopting dllint on a large code base without fixing everything first. A notebook gets its
+directives in its code cells (written back like ``--fix`` writes a notebook: only the changed
+cells' sources; a line holding IPython syntax is skipped and reported). The directive goes on
 the finding's ``noqa_row`` (the row the engine checks), merged into an existing
 ``# noqa: X`` directive (codes appended, nothing else touched), else appended at the end of the
 line after any other comment. Rows where a comment cannot go (inside a multi-line string, a
@@ -123,7 +125,15 @@ def add_noqa_to_files(analysis) -> tuple[int, int, list[str]]:
         by_path.setdefault(d.path, {}).setdefault(d.noqa_row or d.span.row, set()).add(d.code)
     added = files = 0
     warnings: list[str] = []
+    notebooks = getattr(analysis, "notebooks", None) or {}
     for path, rows in sorted(by_path.items()):
+        if path in notebooks:
+            n, why = _add_noqa_to_notebook(path, notebooks[path], rows)
+            warnings.extend(f"{path}: {w}" for w in why)
+            if n:
+                added += n
+                files += 1
+            continue
         if not path.endswith((".py", ".pyi")):
             warnings.append(f"{path}: --add-noqa edits Python files only; skipped")
             continue
@@ -143,3 +153,31 @@ def add_noqa_to_files(analysis) -> tuple[int, int, list[str]]:
             added += result.added
             files += 1
     return added, files, warnings
+
+
+def _add_noqa_to_notebook(path: str, notebook, rows: dict[int, set[str]]) -> tuple[int, list[str]]:
+    """Directives written into a notebook's code cells (only the cells that change; outputs and
+    metadata kept, as ``--fix`` writes them): (directives added, warnings in cell coordinates)."""
+    import re
+
+    from dllint.fix import write_atomic
+    from dllint.notebook import NotebookError
+
+    def where(row: int) -> str:
+        pos = notebook.cell_position(row)
+        return f"cell {pos[0]}, line {pos[1]}" if pos else f"row {row}"
+
+    masked = notebook.text.split("\n")
+    original = notebook.source_text.split("\n")
+    skipped = [f"{where(row)}: an IPython line (magic or shell escape) cannot hold a comment" for row in sorted(rows)
+               if 1 <= row <= len(masked) and masked[row - 1] != original[row - 1]]
+    rows = {row: codes for row, codes in rows.items() if not (1 <= row <= len(masked) and masked[row - 1] != original[row - 1])}
+    result = add_noqa(notebook.text, rows, path)
+    skipped += [re.sub(r"^row (\d+)", lambda m: where(int(m.group(1))), why) for why in result.skipped]
+    if not result.added or result.text == notebook.text:
+        return 0, skipped
+    try:
+        write_atomic(path, notebook.with_python(result.text))
+    except NotebookError as exc:
+        return 0, [*skipped, f"not written: {exc}"]
+    return result.added, skipped

@@ -104,7 +104,30 @@ class NotebookSource:
             return None
         return pos[0], row - pos[1]
 
+    @property
+    def source_text(self) -> str:
+        """The code cells' own text, concatenated: the rows of ``text`` with IPython lines as the
+        cells hold them (``%matplotlib inline``, not the ``pass`` that stands for it)."""
+        return "".join(line + "\n" for cell in self.cells for line in cell.lines)
+
     # ------------------------------------------------------------------ writing back
+
+    def unwritable(self) -> str | None:
+        """Why ``with_python`` can never write this notebook back (its JSON formatting cannot be
+        reproduced), or None."""
+        if not hasattr(self, "_unwritable"):
+            try:
+                _serializer(self.raw, self.doc)
+                self._unwritable = None
+            except NotebookError as exc:
+                self._unwritable = str(exc)
+        return self._unwritable
+
+    def cell_changes(self, new_text: str) -> list[tuple[int, list[str], list[str]]]:
+        """(cell number, old lines, new lines) of each code cell that ``new_text`` (an edited
+        version of ``self.text``) changes, in the cells' own text; NotebookError as ``with_python``."""
+        new = self.cell_lines_for(new_text)
+        return [(c.number, c.lines, new[c.index]) for c in self.cells if new[c.index] != c.lines]
 
     def with_python(self, new_text: str) -> bytes:
         """The notebook's bytes with the code cells replaced by ``new_text`` (an edited version
@@ -113,6 +136,27 @@ class NotebookSource:
         if new_text == self.text:
             return self.raw
         dump = _serializer(self.raw, self.doc)
+        new_cell_lines = self.cell_lines_for(new_text)
+        doc = _load(self.raw)  # a fresh copy, in the file's key order
+        for cell in self.cells:
+            lines = new_cell_lines[cell.index]
+            if lines == cell.lines:
+                continue
+            body = "\n".join(lines)
+            if lines and cell.trailing_newline:
+                body += "\n"
+            source = _split_keep(body) if cell.list_source else body
+            doc["cells"][cell.index]["source"] = source
+        try:
+            out = dump(doc)
+            _check_only_sources_changed(self.doc, _load(out))
+        except RecursionError:
+            raise NotebookError("the notebook's JSON is nested too deeply to rewrite") from None
+        return out
+
+    def cell_lines_for(self, new_text: str) -> dict[int, list[str]]:
+        """Cell index -> the cell's new lines (IPython lines as they were) for ``new_text``, an
+        edited version of ``self.text``; NotebookError when the change cannot be mapped to cells."""
         old_lines = self.text.split("\n")[:-1] if self.text else []
         new_lines = new_text.split("\n")
         if new_lines and new_lines[-1] == "":
@@ -156,19 +200,16 @@ class NotebookSource:
                 else:
                     raise NotebookError("no Python cell to write the inserted lines into")
             new_cell_lines[target].extend(new_lines[j1:j2])
-        doc = json.loads(self.raw.decode("utf-8"))  # a fresh copy, in the file's key order
-        for cell in self.cells:
-            lines = new_cell_lines[cell.index]
-            if lines == cell.lines:
-                continue
-            body = "\n".join(lines)
-            if lines and cell.trailing_newline:
-                body += "\n"
-            source = _split_keep(body) if cell.list_source else body
-            doc["cells"][cell.index]["source"] = source
-        out = dump(doc)
-        _check_only_sources_changed(self.doc, json.loads(out.decode("utf-8")))
-        return out
+        return new_cell_lines
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _load(raw: bytes):
+    """The JSON document of a notebook's bytes (a UTF-8 BOM allowed); ValueError, UnicodeDecodeError
+    or RecursionError (nested too deeply) when it is not JSON."""
+    return json.loads(raw.decode("utf-8-sig"))
 
 
 def _split_keep(text: str) -> list[str]:
@@ -179,7 +220,8 @@ def _check_only_sources_changed(before: dict, after: dict) -> None:
     """Everything but the code cells' ``source`` is identical."""
 
     def strip(d: dict) -> dict:
-        return {**d, "cells": [{k: v for k, v in c.items() if k != "source"} for c in d.get("cells", [])]}
+        cells = [{k: v for k, v in c.items() if k != "source"} if isinstance(c, dict) else c for c in d.get("cells", [])]
+        return {**d, "cells": cells}
 
     if strip(before) != strip(after):  # pragma: no cover - a bug guard
         raise NotebookError("rewriting the notebook would change more than cell sources")
@@ -194,7 +236,8 @@ def _detect_indent(raw: str) -> int | None:
 
 def _serializer(raw: bytes, doc: dict):
     """A function doc -> bytes that reproduces ``raw`` exactly for ``doc``, or NotebookError."""
-    text = raw.decode("utf-8")
+    bom = BOM if raw.startswith(BOM) else b""
+    text = raw[len(bom) :].decode("utf-8")
     indent = _detect_indent(text)
     trailing = text[len(text.rstrip("\r\n")) :]
     newline = "\r\n" if "\r\n" in text else "\n"  # JSON escapes newlines in strings: only layout has them
@@ -205,9 +248,13 @@ def _serializer(raw: bytes, doc: dict):
 
                 def dump(d, ensure_ascii=ensure_ascii, sort_keys=sort_keys, seps=seps) -> bytes:
                     out = json.dumps(d, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=seps)
-                    return (out.replace("\n", newline) + trailing).encode("utf-8")
+                    return bom + (out.replace("\n", newline) + trailing).encode("utf-8")
 
-                if dump(doc) == raw:
+                try:
+                    same = dump(doc) == raw
+                except (RecursionError, ValueError):  # nested too deeply; a lone surrogate
+                    raise NotebookError("the notebook's JSON cannot be written back; not rewriting it") from None
+                if same:
                     return dump
     raise NotebookError("the notebook's JSON formatting cannot be reproduced; not rewriting it")
 
@@ -265,14 +312,15 @@ def mask_cell(lines: list[str]) -> list[str]:
 
 def read_notebook(raw: bytes) -> NotebookSource:
     try:
-        doc = json.loads(raw.decode("utf-8-sig"))
+        doc = _load(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise NotebookError(f"not a notebook (invalid JSON: {exc})") from None
+    except RecursionError:
+        raise NotebookError("not a notebook (its JSON is nested too deeply to read)") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise NotebookError("not a notebook (no `cells` list)")
     nb = NotebookSource(raw=raw, doc=doc)
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    language = (meta.get("language_info") or {}).get("name") or (meta.get("kernelspec") or {}).get("language")
+    language = _language(doc)
     if isinstance(language, str) and language.lower() not in ("python", "python3", "ipython", "ipython3"):
         nb.python = False
         return nb
@@ -295,7 +343,135 @@ def read_notebook(raw: bytes) -> NotebookSource:
     return nb
 
 
+def _language(doc: dict):
+    """The kernel language the notebook's metadata names (None when it names none); metadata of
+    the wrong shape (``"language_info": "python"``) names none."""
+
+    def get(table, key):
+        return table.get(key) if isinstance(table, dict) else None
+
+    meta = get(doc, "metadata")
+    return get(get(meta, "language_info"), "name") or get(get(meta, "kernelspec"), "language")
+
+
 def notebook_python(raw: bytes) -> tuple[bytes, NotebookSource]:
     """(the Python source dllint analyses, the notebook) for a notebook's bytes."""
     nb = read_notebook(raw)
-    return nb.text.encode("utf-8"), nb
+    try:
+        return nb.text.encode("utf-8"), nb
+    except UnicodeEncodeError as exc:  # JSON can spell a lone surrogate ("\ud800"); Python source cannot hold one
+        row = nb.text.count("\n", 0, exc.start) + 1
+        where = nb.cell_position(row)
+        at = f" (cell {where[0]}, line {where[1]})" if where else ""
+        raise NotebookError(f"a code cell holds text that is not valid Unicode (a lone surrogate){at}") from None
+
+
+# ---------------------------------------------------------------------------- findings
+
+
+def finalize(diagnostics: list, notebooks: dict) -> list:
+    """Findings as a notebook's user sees it, applied once where the run's findings are final:
+
+    - a finding in a notebook gets its cell (``cell`` and ``cell_row_offset``);
+    - a location in a notebook named in a message (``nb.ipynb:17``, ``line 17 of nb.ipynb``, or
+      ``line 17`` in the notebook's own finding) is rewritten in cell coordinates
+      (``nb.ipynb:cell 2:line 4``, ``cell 2, line 4 of nb.ipynb``, ``cell 2, line 4``): rows of
+      the concatenated cells mean nothing to a reader;
+    - a fix in a notebook whose JSON formatting cannot be reproduced becomes display-only (never
+      applied, never counted as fixable), with the reason in its message.
+    """
+    from dataclasses import replace
+
+    if not notebooks:
+        return diagnostics
+    rewrite = MessageLocations(notebooks)
+    out = []
+    for d in diagnostics:
+        nb = notebooks.get(d.path)
+        changes: dict = {}
+        if nb is not None:
+            where = nb.cell_row_offset(d.span.row)
+            if where is not None:
+                changes.update(cell=where[0], cell_row_offset=where[1])
+            why = nb.unwritable() if d.fix is not None and d.fix.applicability != "display" else None
+            if why is not None:
+                changes["fix"] = replace(d.fix, applicability="display", message=f"{d.fix.message} (not applied: {why})")
+        message = rewrite(d.message, d.path)
+        if message != d.message:
+            changes["message"] = message
+        out.append(replace(d, **changes) if changes else d)
+    return out
+
+
+class MessageLocations:
+    """Rewrites the rows of notebooks named in message texts into cell coordinates."""
+
+    _BEFORE = r"(?<![\w./\\-])"  # not inside a longer path
+    _AFTER = r"(?![\w/\\-]|\.\w)"  # the whole name (a sentence's full stop may follow)
+    _CELL_BEFORE = re.compile(r"cell \d+(?:, |:)$")
+
+    def __init__(self, notebooks: dict):
+        import os
+
+        self.notebooks = notebooks
+        spellings: dict[str, str | None] = {}  # spelling -> notebook path (None: ambiguous)
+        for path in notebooks:
+            forms = {path, os.path.basename(path)}
+            try:
+                rel = os.path.relpath(path)
+            except ValueError:
+                rel = path
+            if not rel.startswith(".."):
+                forms.add(rel)
+            for form in forms:
+                spellings[form] = path if spellings.get(form, path) == path else None
+        self.spellings = {k: v for k, v in spellings.items() if v is not None}
+        alternatives = "|".join(re.escape(k) for k in sorted(self.spellings, key=len, reverse=True))
+        self.qualified = re.compile(
+            rf"{self._BEFORE}(?P<path>{alternatives}):(?P<row>\d+)(?::(?P<col>\d+))?(?![\d:])"
+            rf"|\bline (?P<lrow>\d+) of (?P<lpath>{alternatives}){self._AFTER}"
+        ) if alternatives else None
+        self.bare = re.compile(r"\bline (?P<row>\d+)\b(?! of )")
+
+    def _cell(self, path: str, row: int) -> tuple[int, int] | None:
+        nb = self.notebooks.get(path)
+        return nb.cell_position(row) if nb is not None else None
+
+    def __call__(self, message: str, own_path: str) -> str:
+        if self.qualified is None:
+            return message
+        def qualified(m: re.Match) -> str:
+            if m.group("path") is not None:
+                where = self._cell(self.spellings[m.group("path")], int(m.group("row")))
+                if where is None:
+                    return m.group(0)
+                col = f":{m.group('col')}" if m.group("col") else ""
+                return f"{m.group('path')}:cell {where[0]}:line {where[1]}{col}"
+            where = self._cell(self.spellings[m.group("lpath")], int(m.group("lrow")))
+            if where is None:
+                return m.group(0)
+            return f"cell {where[0]}, line {where[1]} of {m.group('lpath')}"
+
+        message = self.qualified.sub(qualified, message)
+        if own_path not in self.notebooks:
+            return message
+
+        def bare(m: re.Match) -> str:
+            if self._CELL_BEFORE.search(m.string, 0, m.start()):  # already in cell coordinates
+                return m.group(0)
+            where = self._cell(own_path, int(m.group("row")))
+            return f"cell {where[0]}, line {where[1]}" if where is not None else m.group(0)
+
+        return self.bare.sub(bare, message)
+
+
+def cell_diffs(before: NotebookSource, after: bytes) -> list[tuple[int, str, str]]:
+    """(cell number, old source, new source) of each code cell whose text differs between the
+    notebook ``before`` and the notebook bytes ``after`` (the same notebook, fixed)."""
+    fixed = read_notebook(after)
+    new = {c.index: c.lines for c in fixed.cells}
+    return [
+        (c.number, "".join(ln + "\n" for ln in c.lines), "".join(ln + "\n" for ln in new.get(c.index, [])))
+        for c in before.cells
+        if new.get(c.index, []) != c.lines
+    ]

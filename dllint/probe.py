@@ -939,7 +939,7 @@ def format_report(r: ProbeReport) -> str:
     return "\n".join(lines)
 
 
-@click.command("probe")
+@click.command("probe", short_help="Run a dataset in real workers and measure what goes wrong.")
 @click.argument("target")
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker processes for the memory measurement (fork).")

@@ -328,7 +328,24 @@ def build_server():
 
     from dllint import __version__
 
-    ls = LanguageServer(
+    from pygls.exceptions import FeatureNotificationError
+
+    class Server(LanguageServer):
+        def report_server_error(self, error, source):
+            """A notification the workspace cannot apply (a notebook change naming a cell or a
+            notebook that was never opened ...) is logged as a warning and the session goes on;
+            pygls' default is an "Error in server" popup."""
+            if source is FeatureNotificationError:
+                detail = str(error) if type(error).__name__ == "JsonRpcInternalError" else f"{type(error).__name__}: {error}"
+                self.window_log_message(
+                    types.LogMessageParams(
+                        type=types.MessageType.Warning, message=f"dllint: ignored a notification it cannot apply ({detail})"
+                    )
+                )
+                return
+            super().report_server_error(error, source)
+
+    ls = Server(
         "dllint",
         __version__,
         text_document_sync_kind=types.TextDocumentSyncKind.Full,
@@ -392,9 +409,19 @@ def build_server():
         if notebook is None:
             return
         cells = []
+        missing = set()
         for cell in notebook.cells:
             kind = "code" if cell.kind == types.NotebookCellKind.Code else "markdown"
-            cells.append((kind, cell.document, ls.workspace.get_text_document(cell.document).source))
+            document = ls.workspace.text_documents.get(unquote(cell.document))
+            if document is None:  # the client named a cell it never sent: lint the others
+                missing.add(cell.document)
+                ls.window_log_message(
+                    types.LogMessageParams(
+                        type=types.MessageType.Warning,
+                        message=f"dllint: notebook {uri} names cell {cell.document}, whose text was never sent; linting without it",
+                    )
+                )
+            cells.append((kind, cell.document, document.source if document is not None else ""))
         try:
             encoding = getattr(ls.workspace, "position_encoding", None) or "utf-16"
             linter.encoding = str(getattr(encoding, "value", encoding))
@@ -406,7 +433,7 @@ def build_server():
             for _, cell_uri, text in cells:
                 linter.results[cell_uri] = Linted(text)
         for kind, cell_uri, _ in cells:
-            if kind == "code":
+            if kind == "code" and cell_uri not in missing:
                 diagnostics = [converter.structure(d, types.Diagnostic) for d in linter.diagnostics(cell_uri)]
                 ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
 
@@ -451,7 +478,7 @@ def build_server():
     return ls
 
 
-@click.command()
+@click.command(short_help="Run the Language Server on stdin/stdout (the lsp extra).")
 def server():
     """Run the dllint Language Server on stdin/stdout (needs the `lsp` extra: pip install 'dllint[lsp]')."""
     try:

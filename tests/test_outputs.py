@@ -224,7 +224,7 @@ def test_notebook_findings_name_the_cell(tmp_path):
     d = Diagnostic("DL001", "Unused", str(tmp_path / "n.ipynb"), Span(7, 8, 7, 21), fix=fix, cell=3, cell_row_offset=5)
     name, props, data = parse_command(render("github", [d], ctx).strip())
     assert props == {"file": "n.ipynb", "title": "DL001 (unused-noqa)"}  # no line: .ipynb lines are JSON
-    assert data == "cell 3, line 2, column 8: Unused"
+    assert data == "cell 3:line 2:8: Unused"  # the coordinates of the text output
     full = render("full", [d], ctx)
     assert "1 | x = 1\n2 | y = 2  # noqa: DL302\n  |        ^^^^^^^^^^^^^ DL001\n" in full
     assert "import torch" not in full.split("Safe fix:")[0]  # context stays inside the cell

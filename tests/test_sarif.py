@@ -181,5 +181,5 @@ def test_notebook_findings_have_no_region_and_no_fix(tmp_path):
     assert "region" not in loc["physicalLocation"] and "fixes" not in r
     assert loc["logicalLocations"] == [{"name": "cell 3", "kind": "module"}]
     assert loc["properties"]["cellRegion"] == {"startLine": 2, "startColumn": 8, "endLine": 2, "endColumn": 21}
-    assert r["message"]["text"] == "cell 3, line 2: Unused"
+    assert r["message"]["text"] == "cell 3:line 2:8: Unused"  # the coordinates of the text output
     assert not list(validator().iter_errors(log))

@@ -462,3 +462,45 @@ def test_safe_fixes_come_first_and_unsafe_ones_are_labelled(work: Path):
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
+
+
+def test_notebook_sync_naming_missing_documents_keeps_the_session(work: Path):
+    """A client that names a cell it never sent, or changes a cell or a notebook that was never
+    opened, gets a logged warning (no "Error in server" popup) and the session goes on."""
+    nb_uri = (work / "nb.ipynb").as_uri()
+    cell = f"vscode-notebook-cell:{work / 'nb.ipynb'}#C0"
+    ghost = f"vscode-notebook-cell:{work / 'nb.ipynb'}#C1"
+    client = Client(work)
+    try:
+        client.request("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        client.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": nb_uri, "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 2, "document": cell}, {"kind": 2, "document": ghost}]},
+            "cellTextDocuments": [{"uri": cell, "languageId": "python", "version": 1,
+                                   "text": 'import torch.multiprocessing as mp\nmp.set_sharing_strategy("file_system")\n'}],
+        })
+        # the cell that was sent is linted; the missing one is named in a warning
+        assert [d["code"] for d in client.diagnostics(cell)] == ["DL302"]
+        log = client.wait(lambda m: m.get("method") == "window/logMessage")
+        assert log["params"]["type"] == 2 and ghost in log["params"]["message"]
+        client.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": nb_uri, "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": ghost + "x", "version": 2}, "changes": [{"text": "y = 2\n"}]}]}},
+        })
+        client.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": (work / "never.ipynb").as_uri(), "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": cell, "version": 2}, "changes": [{"text": "y = 2\n"}]}]}},
+        })
+        for _ in range(2):
+            log = client.wait(lambda m: m.get("method") == "window/logMessage")
+            assert log["params"]["type"] == 2 and "ignored a notification" in log["params"]["message"]
+        # the session goes on: a document opened now is linted
+        uri = (work / "frames.py").as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": FRAMES}})
+        assert sorted(d["code"] for d in client.diagnostics(uri, 1)) == ["DL101", "DL302"]
+        assert not [m for m in client.backlog if m.get("method") == "window/showMessage"]
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()

@@ -56,6 +56,27 @@ def enabled_codes(settings: Settings) -> set[str]:
     return settings.enabled([r.code for r in rules], {r.code for r in rules if r.default})
 
 
+def not_applied(diagnostics, rejected: set) -> list:
+    """Findings whose fix ``--fix`` tried and could not apply (it would not parse, a notebook cannot
+    take it): their fix is shown as a suggestion only, never as fixable."""
+    from dataclasses import replace
+
+    out = []
+    for d in diagnostics:
+        if d.fix is not None and d.fix.applicability != "display" and (d.path, d.code, d.span) in rejected:
+            d = replace(d, fix=replace(d.fix, applicability="display", message=f"{d.fix.message} (could not be applied)"))
+        out.append(d)
+    return out
+
+
+def notebook_diff(shown: str, before, after: bytes) -> list[str]:
+    """A notebook's changes as ruff prints them: one unified diff per changed code cell, headed
+    ``nb.ipynb:cell N``, of the cells' own text (IPython lines as they are)."""
+    from dllint.notebook import cell_diffs
+
+    return [unified_diff(f"{shown}:cell {number}", old, new) for number, old, new in cell_diffs(before, after)]
+
+
 def open_cache(root: str, cache_dir: str | None):
     """The fact cache for a project root (None when it cannot be used)."""
     from dllint.cache import FactCache, default_cache_dir
@@ -74,7 +95,7 @@ def use_color() -> bool:
     return sys.stdout.isatty()
 
 
-@click.command()
+@click.command(short_help="Check files and directories for DataLoader pitfalls.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show as fixable) unsafe fixes.")
@@ -117,6 +138,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         missing = [p for p in paths if not os.path.lexists(p)]
         if missing:
             fail(f"path does not exist: {missing[0]}")
+    for option, values in (("--select", select), ("--extend-select", extend_select), ("--ignore", ignore)):
+        if values and any(not v.strip(" ,") for v in values):  # `--select ""` would turn every rule off
+            fail(f"empty rule selector in `{option}` (give codes or prefixes: DL101, DL1, ALL)")
     overrides = Overrides(
         select=split_csv(select) if select else None,
         extend_select=split_csv(extend_select),
@@ -129,6 +153,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         settings, root = load_configuration(paths, config_path, overrides)
     except ConfigError as exc:
         fail(str(exc))
+    for warning in settings.ineffective():
+        click.echo(f"dllint: warning: {warning}", err=True)
     enabled = enabled_codes(settings)
     _root, bounded = project_scope(paths)
     engine = Engine(settings, root, jobs=jobs, cache=None if no_cache else open_cache(root, cache_dir), bounded=bounded)
@@ -145,6 +171,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             engine.root_files = targets  # the same walk the engine would make of the project
         base_overlay = {}
         explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)} & set(targets)
+        if not targets:  # as ruff: say so instead of "All checks passed!" over nothing
+            click.echo("dllint: warning: No Python files found under the given path(s)", err=True)
 
     def analyse(overlay):
         return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
@@ -165,9 +193,13 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         result, analysis = fix_loop(analyse, unsafe_fixes)
         for failure in result.failures:
             click.echo(f"dllint: warning: {failure}", err=True)
+        analysis.diagnostics = not_applied(analysis.diagnostics, result.rejected)
         if diff:
             out = []
             for path in sorted(result.fixed):
+                if path in result.notebooks:  # each changed cell, in its own text
+                    out.extend(notebook_diff(ctx.display_path(path), result.notebook_originals[path], result.notebooks[path]))
+                    continue
                 before = decode_source(result.originals[path])
                 out.append(unified_diff(ctx.display_path(path), before, result.fixed[path]))
             text = "".join(out)

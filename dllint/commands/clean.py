@@ -10,7 +10,7 @@ import click
 CACHE_DIR = ".dllint_cache"
 
 
-@click.command()
+@click.command(short_help="Remove the .dllint_cache directory.")
 @click.argument("path", required=False, default=".")
 def clean(path):
     """Remove the .dllint_cache directory under PATH (default: the current directory)."""

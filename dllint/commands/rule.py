@@ -18,7 +18,7 @@ def rule_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-@click.command()
+@click.command(short_help="Explain a rule, or list every rule with --all.")
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule with its default and fix safety.")
 @click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text")

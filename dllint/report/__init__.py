@@ -31,6 +31,9 @@ class ReportContext:
     cwd: str = field(default_factory=os.getcwd)
     output_format: str = "text"
     sources: dict = field(default_factory=dict)  # path -> text, for formats that show code
+    # path -> dllint.notebook.NotebookSource of the run's notebooks: fix edits and diffs are shown
+    # in their cells' coordinates and text
+    notebooks: dict = field(default_factory=dict)
 
     def display_path(self, path: str) -> str:
         try:

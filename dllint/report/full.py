@@ -47,18 +47,29 @@ def _underline(text: str, start: int, end: int) -> tuple[int, int]:
     return a, max(1, b - a)
 
 
-def snippet(diag, lines: list[str]) -> list[str]:
+def _cell_end(diag, ctx) -> int | None:
+    """The last row (of the concatenated cells) of a notebook finding's cell, when known."""
+    notebook = ctx.notebooks.get(diag.path) if getattr(diag, "cell", None) is not None else None
+    if notebook is None:
+        return None
+    cell = next((c for c in notebook.cells if c.number == diag.cell), None)
+    return cell.first_row + len(cell.lines) - 1 if cell is not None else None
+
+
+def snippet(diag, lines: list[str], cell_end: int | None = None) -> list[str]:
     span = diag.span
     n = len(lines)
     if n == 0:
         return []
-    # a notebook: rows of the concatenated cells, shown as lines of the finding's cell (whose end
-    # is not known here, so no context after the span)
+    # a notebook: rows of the concatenated cells, shown as lines of the finding's cell (context
+    # after the span only when the cell's end is known)
     shift = diag.cell_row_offset if getattr(diag, "cell", None) is not None else 0
     first = min(max(span.row, 1), n)
     last = min(max(span.end_row, first), n)
-    after = 0 if shift or getattr(diag, "cell", None) is not None else CONTEXT
-    shown = list(range(max(1 + shift, first - CONTEXT), min(n, last + after) + 1))
+    in_cell = getattr(diag, "cell", None) is not None
+    after = (CONTEXT if cell_end is not None else 0) if in_cell else CONTEXT
+    end = min(n, cell_end) if in_cell and cell_end is not None else n
+    shown = list(range(max(1 + shift, first - CONTEXT), min(end, last + after) + 1))
     while shown and shown[0] < first and not lines[shown[0] - 1].strip():
         shown.pop(0)
     while shown and shown[-1] > last and not lines[shown[-1] - 1].strip():
@@ -89,11 +100,46 @@ def snippet(diag, lines: list[str]) -> list[str]:
     return out
 
 
+def notebook_fix_diff(diag, notebook) -> list[str] | None:
+    """The fix of a notebook's finding as each changed cell's own lines (IPython lines as the cell
+    holds them), numbered within the cell under a ``cell N`` heading; None when the edits cannot be
+    mapped to cells."""
+    from dllint.notebook import NotebookError
+
+    fixed, applied = apply_edits(notebook.text, [diag])
+    if not applied or fixed == notebook.text:
+        return []
+    try:
+        changes = notebook.cell_changes(fixed)
+    except NotebookError:
+        return None
+    out: list[str] = []
+    for number, old, new in changes:
+        width = len(str(max(len(old), len(new), 1)))
+        blank = " " * width
+        if out:
+            out.append("")
+        out.append(f"  cell {number}")
+        for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(1):
+            if out[-1] != f"  cell {number}":
+                out.append(f"  {blank} {blank} ...")
+            for tag, i1, i2, j1, j2 in group:
+                if tag == "equal":
+                    for k in range(i2 - i1):
+                        out.append(f"  {i1 + k + 1:>{width}} {j1 + k + 1:>{width}} |  {old[i1 + k].expandtabs(TAB)}".rstrip())
+                    continue
+                for k in range(i1, i2):
+                    out.append(f"  {k + 1:>{width}} {blank} |- {old[k].expandtabs(TAB)}".rstrip())
+                for k in range(j1, j2):
+                    out.append(f"  {blank} {k + 1:>{width}} |+ {new[k].expandtabs(TAB)}".rstrip())
+    return out
+
+
 def fix_diff(diag, text: str) -> list[str]:
     """The fix of ``diag`` alone, as changed lines with old / new line numbers (1 line of context).
 
-    A notebook's fix may touch another cell (an import added to the first one), so its lines are
-    shown without numbers."""
+    A notebook's fix (when ``notebook_fix_diff`` cannot place it in cells) may touch another cell,
+    so its lines are shown without numbers."""
     fixed, applied = apply_edits(text, [diag])
     if not applied or fixed == text:
         return []
@@ -125,11 +171,14 @@ def block(diag, ctx) -> list[str]:
     out = [line(diag, ctx)]
     text = _source(diag.path, ctx)
     lines = split_lines(text) if text is not None else []
-    out.extend(snippet(diag, lines))
+    out.extend(snippet(diag, lines, _cell_end(diag, ctx)))
     if diag.fix is not None:
         if diag.fix.message:
             out.append(f"  = help: {diag.fix.message}")
-        diff = fix_diff(diag, text) if text is not None else []
+        notebook = ctx.notebooks.get(diag.path) if getattr(diag, "cell", None) is not None else None
+        diff = notebook_fix_diff(diag, notebook) if notebook is not None else None
+        if diff is None:
+            diff = fix_diff(diag, text) if text is not None else []
         if diff:
             kind = APPLICABILITY.get(diag.fix.applicability, "Fix")
             if diag.fix.applicability == "unsafe" and not fixable(diag, ctx.unsafe_fixes):

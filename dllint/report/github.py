@@ -4,12 +4,15 @@
 with ``warning`` / ``notice`` for the other severities. Escaping follows the workflow-command
 grammar (actions/toolkit ``command.ts``): in the message ``%`` ``\\r`` ``\\n``; in property values
 also ``:`` and ``,``. A notebook finding annotates the notebook file (its cells' rows are not
-lines of the JSON) and names the cell, line and column in the message.
+lines of the JSON) and names the cell, line and column in the message, as the text output does
+(``cell 3:line 2:9: message``).
 """
 
 from __future__ import annotations
 
 import os
+
+from dllint.report.text import location
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -38,7 +41,7 @@ def annotation(diag, ctx) -> str:
             ("endColumn", str(diag.span.end_col)),
         ]
     else:  # rows of a notebook's cells are not lines of the .ipynb file: annotate the file, say where
-        message = f"cell {cell}, line {diag.cell_row}, column {diag.span.col}: {message}"
+        message = f"{location(diag)}: {message}"
     props.append(("title", title))
     command = COMMANDS.get(diag.severity, "warning")
     joined = ",".join(f"{key}={escape_property(value)}" for key, value in props)

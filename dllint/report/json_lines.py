@@ -8,4 +8,4 @@ from dllint.report.json import to_dict
 
 
 def render(diagnostics, ctx) -> str:
-    return "".join(json.dumps(to_dict(d)) + "\n" for d in diagnostics)
+    return "".join(json.dumps(to_dict(d, ctx)) + "\n" for d in diagnostics)

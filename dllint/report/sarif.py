@@ -7,7 +7,8 @@ columns; ``columnKind`` is ``unicodeCodePoints`` because dllint counts character
 (the fix's applicability, safe / unsafe / display, is in the fix's ``properties``).
 Paths are relative to the working directory (``%SRCROOT%``) when they lie under it.
 A notebook finding has no region and no fix (its rows are lines of a cell, not of the .ipynb JSON):
-the cell is a logical location, and ``properties.cellRegion`` holds the position inside the cell.
+the cell is a logical location, ``properties.cellRegion`` holds the position inside the cell, and
+the message starts with the text output's coordinates (``cell 3:line 2:9: ...``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from dllint import __version__
+from dllint.report.text import location as cell_location
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -80,7 +82,7 @@ def result(diag, rule_index: dict[str, int], ctx) -> dict:
     out: dict = {
         "ruleId": diag.code,
         "level": level(diag.severity),
-        "message": {"text": diag.message if cell is None else f"cell {cell}, line {diag.cell_row}: {diag.message}"},
+        "message": {"text": diag.message if cell is None else f"{cell_location(diag)}: {diag.message}"},
         "locations": [where],
     }
     if diag.code in rule_index:

@@ -61,12 +61,18 @@ def render_fixes(applied, ctx) -> str:
 
 
 def attach_sources(ctx, analysis) -> None:
-    """Give formats that show code (``full``) the analysed text of every file with a finding."""
+    """Give formats that show code (``full``) the analysed text of every file with a finding (a
+    notebook's cells as they are, IPython lines included), and every format the run's notebooks."""
+    notebooks = getattr(analysis, "notebooks", None) or {}
+    ctx.notebooks.update(notebooks)
     project = getattr(analysis, "project", None)
     if project is None:
         return
     for d in analysis.diagnostics:
         if d.path in ctx.sources:
+            continue
+        if d.path in notebooks:
+            ctx.sources[d.path] = notebooks[d.path].source_text
             continue
         try:
             ctx.sources[d.path] = project.source(d.path)

@@ -17,6 +17,11 @@ def position(diag) -> str:
     return f"cell {cell}:line {diag.cell_row}" if cell is not None else f"{diag.span.row}"
 
 
+def location(diag) -> str:
+    """``row:col``, or ``cell 3:line 2:9`` for a notebook: the coordinates every format shows."""
+    return f"{position(diag)}:{diag.span.col}"
+
+
 def line(diag, ctx) -> str:
     path = ctx.display_path(diag.path)
     marker = " [*]" if fixable(diag, ctx.unsafe_fixes) else ""

@@ -1604,7 +1604,7 @@ def _elem_words(elem: T) -> str:
     if k in ("dict", "json"):
         return "dicts"
     if k == "container":
-        return f"{elem.ctype or 'container'}s"
+        return "JSON documents" if elem.ctype == "JSON data" else f"{elem.ctype or 'container'}s"  # not "JSON datas"
     if k == "entry":
         return "DirEntry objects"
     if k == "mixed":
