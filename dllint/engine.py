@@ -20,6 +20,7 @@ from dllint.model import Diagnostic, FileFacts, Span
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
+from dllint.program.plan import demands
 from dllint.project import Project
 from dllint.rules import all_rules
 
@@ -225,7 +226,7 @@ class Engine:
                     )
                 }
             facts = compute(wanted)
-            seen_names: set[str] = set()
+            seen_names: dict = {}
             for _ in range(MAX_ROUNDS):
                 index = ProgramModel(facts, self.settings, layout)
                 new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors) if not _is_stub(p, explicit)}
@@ -369,25 +370,11 @@ class Engine:
             out.update(fresh)
         return out
 
-    def _demands(self, index: ProgramModel, data, facts, seen_names: set[str], entries=None, read_errors=None) -> set[str]:
-        """Files the analysis needs that are not parsed yet."""
-        # 1. resolutions that hit an unparsed project module
-        for loader in index.loaders:
-            index.loader_callables(loader)
-        for cls in index.dataset_classes():
-            index.worker_functions(cls)
-        # 2. subclasses and uses of project Dataset / DataLoader classes elsewhere
-        names = {c.cls.name for c in index.dataset_classes()}
-        names.update(
-            c.cls.name for c in index.classes() if index.is_loader_class(c.cls.qualname, c.file.root)
-        )
-        # 3. what the rules want: names, and the files their own loud questions (index.quietly(False))
-        # met; their other questions are quiet
-        for rule in self.rules:
-            with index.quietly():
-                names.update(rule.wants(index))
-        new = {p for p in index.misses if p not in facts}
-        names -= seen_names
+    def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None) -> set[str]:
+        """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides)."""
+        missed, names = demands(index)
+        new = {p for p in missed if p not in facts}
+        names = {n: w for n, w in names.items() if seen_names.get(n) != w}
         seen_names.update(names)
         if names:
             test = NameTest(names)

@@ -148,6 +148,9 @@ class LoaderCall:
     in_main_guard: bool = False
     module_level: bool = False
     target: str | None = None  # the name the loader is assigned to, if any
+    # DataLoader parameter name -> flow IR of the argument (dllint/facts/flow.py), evaluated by the
+    # model in the enclosing function (``scope``)
+    args_ir: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -189,6 +192,9 @@ class FileFacts:
     file_noqa: frozenset[str] | None = frozenset()  # codes off for the whole file (None: all)
     payloads: dict[str, Any] = field(default_factory=dict)  # rule code -> that rule's facts
     flow: Any = None  # dllint.facts.flow.Flow of the module body (module-level names)
+    # file-level signals the hazard queries read: "cv2_threads_off" (cv2.setNumThreads(0) or
+    # OMP_NUM_THREADS set somewhere in the file)
+    signals: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- findings

@@ -87,6 +87,7 @@ DATALOADER_POSITIONAL = (
     "multiprocessing_context",
     "generator",
 )
+NUM_WORKERS_POSITION = DATALOADER_POSITIONAL.index("num_workers")
 DATALOADER_KEYWORD_ONLY = ("prefetch_factor", "persistent_workers", "pin_memory_device", "in_order")
 DATALOADER_PARAMS = frozenset(DATALOADER_POSITIONAL + DATALOADER_KEYWORD_ONLY)
 # Keywords only a DataLoader-like call takes: a call with one of these is recorded as a possible
@@ -121,3 +122,34 @@ def is_dataset_base(qualname: str, extra: frozenset[str] = frozenset()) -> bool:
         last = qualname.rsplit(".", 1)[-1]
         return last[:1].isupper()
     return False
+
+# torch.cuda functions that initialize the CUDA runtime (torch.cuda._lazy_init) when called.
+CUDA_INIT_FUNCTIONS = frozenset(
+    {
+        "torch.cuda.init",
+        "torch.cuda.current_device",
+        "torch.cuda.set_device",
+        "torch.cuda.synchronize",
+        "torch.cuda.get_device_properties",
+        "torch.cuda.get_device_name",
+        "torch.cuda.get_device_capability",
+        "torch.cuda.mem_get_info",
+        "torch.cuda.current_stream",
+        "torch.cuda.Stream",
+        "torch.cuda.empty_cache",
+    }
+)
+# Calls that look like CUDA but do not initialize it.
+CUDA_NON_INIT = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.cuda.device_count",
+        "torch.cuda.manual_seed",
+        "torch.cuda.manual_seed_all",
+        "torch.device",
+    }
+)
+# Calls that split a stream between DataLoader workers: torch's own, webdataset's, torchdata's,
+# Hugging Face's `.shard(...)`.
+GET_WORKER_INFO = "torch.utils.data.get_worker_info"
+SHARDING_NAMES = frozenset({"get_worker_info", "split_by_worker", "sharding_filter", "apply_sharding", "shard"})

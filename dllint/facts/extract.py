@@ -11,7 +11,8 @@ import tokenize
 import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
-from dllint.facts.flow import FlowBuilder, function_flow, module_flow
+from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
+from dllint.facts.starts import argparse_workers, extract_starts
 from dllint.model import (
     CallRef,
     ClassFacts,
@@ -153,6 +154,14 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     for fn in ctx.functions:
         facts.functions[fn.qualname] = _function_facts(ctx, fn)
     facts.flow = module_flow(ctx)
+    facts.signals = file_signals(ctx)
+    if not ctx.path.endswith(".ipynb"):
+        starts = extract_starts(ctx)
+        if starts:
+            facts.signals["starts"] = starts
+    workers = argparse_workers(ctx)
+    if workers:
+        facts.signals["argparse_workers"] = workers
 
     loaders: list[LoaderCall] = []
     start_methods: list[StartMethodCall] = []
@@ -293,6 +302,9 @@ def _start_method(ctx: FileContext, call: ast.Call) -> StartMethodCall:
 
 def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
     args: dict[str, Value] = {}
+    fn_info = ctx.enclosing_function(call)
+    builder = FlowBuilder(ctx, fn_info)
+    args_ir: dict = {}
     unresolved = False
     positional = 0
     for i, arg in enumerate(call.args):
@@ -302,9 +314,11 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
         positional += 1
         if i < len(DATALOADER_POSITIONAL):
             args[DATALOADER_POSITIONAL[i]] = ctx.value(arg)
+            args_ir[DATALOADER_POSITIONAL[i]] = builder.expr(arg)
     for kw in call.keywords:
         if kw.arg is not None:
             args[kw.arg] = ctx.value(kw.value)
+            args_ir[kw.arg] = builder.expr(kw.value)
             continue
         resolved = _resolve_kwargs(ctx, kw.value)
         if resolved is None:
@@ -332,6 +346,7 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
         in_main_guard=ctx.in_main_guard(call),
         module_level=fn is None,
         target=target,
+        args_ir=args_ir,
     )
 
 

@@ -20,7 +20,7 @@ The IR is nested tuples, tag first (cheap to build, to pickle and to store as JS
   ("e", iterable, path)     an element of an iterable, unpacked along ``path`` (tuple targets)
   ("b", op, left, right)    a binary operation
   ("u", options)            one of several values (if-expression, ``or``)
-  ("lam", row)              a lambda;  ("fn", qualname) a function defined inside a function
+  ("lam", row, col, end_row, end_col)  a lambda;  ("fn", qualname) a function defined inside a function
   ("gen", row)              a generator expression; ("cmp",) a comparison or ``not`` (a bool)
   ("?",)                    anything else
 
@@ -34,6 +34,8 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
+
+from dllint.names import CUDA_INIT_FUNCTIONS, SHARDING_NAMES
 
 MAX_ELTS = 8
 MAX_DEPTH = 10
@@ -65,16 +67,28 @@ class Flow:
     defaults: dict[str, tuple] = field(default_factory=dict)  # parameter -> IR of its default
     # local name -> ((how, IR of the argument, loops), ...): ``x.append(v)``, ``x[k] = v``, ``x += v``
     muts: dict[str, tuple] = field(default_factory=dict)
-    # attr -> ((how, IR, row, col, loops), ...); how: "=", "+=", "append", "extend", "setitem", ...
+    # attr -> ((how, IR, row, col, loops, end_row, end_col, value span), ...); how: "=", "+=",
+    # "append", "extend", "setitem", ... (the position is the statement's, or the mutating call's;
+    # the value span (row, col, end_row, end_col) is the assigned expression's)
     writes: dict[str, tuple] = field(default_factory=dict)
     returns: tuple = ()
     yields: bool = False
     # self.attr[index] reads: attr -> (IR of the index, ...)
     indexes: dict[str, tuple] = field(default_factory=dict)
     iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
+    deletes: frozenset[str] = frozenset()  # self attributes deleted (``del self.x``)
     # calls whose arguments matter across functions: (kind, target, args, kwargs, row) with kind
-    # "self" (self.m(...)), "super" (super().m(...)) or "ref" (a resolved name)
+    # "self" (self.m(...)), "super" (super().m(...)), "ref" (a resolved name) or "attr"
+    # (self.x.m(...): target is (x, m))
     calls: tuple = ()
+    # places the hazard queries look at (sources and sinks), each
+    # (tag, (row, col, end_row, end_col), text, IR or None, lambda row or 0):
+    #   cuda     a call that initializes CUDA (.cuda(), torch.cuda.set_device(), .pin_memory() ...)
+    #   load     torch.load(...) without map_location (tensors saved on a GPU come back on it)
+    #   to       a call moving data to a device given by the IR (.to(x), device=x, map_location=x)
+    #   cv2      an OpenCV call (text: the callee)
+    #   shard    a call that asks which worker it runs in or splits a stream by worker
+    sites: tuple = ()
 
 
 class FlowBuilder:
@@ -91,7 +105,10 @@ class FlowBuilder:
         self._returns: list = []
         self._indexes: dict[str, list] = {}
         self._iterates: set[str] = set()
+        self._deletes: set[str] = set()
         self._calls: list = []
+        self._sites: list = []
+        self._lambda = 0  # the row of the lambda being scanned (0: none)
         self._loops: list = []  # iterables of the enclosing loops, outermost first
         self._comp: list[dict[str, tuple]] = []  # comprehension targets in scope
 
@@ -113,7 +130,9 @@ class FlowBuilder:
         f.returns = tuple(self._returns)
         f.indexes = {k: tuple(v) for k, v in self._indexes.items()}
         f.iterates = frozenset(self._iterates)
+        f.deletes = frozenset(self._deletes)
         f.calls = tuple(self._calls)
+        f.sites = tuple(sorted(self._sites, key=lambda site: site[1]))
         return f
 
     def block(self, stmts) -> None:
@@ -125,11 +144,11 @@ class FlowBuilder:
         if kind is ast.Assign:
             value = self.expr(s.value)
             for target in s.targets:
-                self.bind(target, value, s)
+                self.bind(target, value, s, value_node=s.value)
             self.scan(s.value)
         elif kind is ast.AnnAssign:
             if s.value is not None:
-                self.bind(s.target, self.expr(s.value), s)
+                self.bind(s.target, self.expr(s.value), s, value_node=s.value)
                 self.scan(s.value)
         elif kind is ast.AugAssign:
             value = self.expr(s.value)
@@ -191,21 +210,28 @@ class FlowBuilder:
             self.scan(s.subject)
             for case in s.cases:
                 self.block(case.body)
-        elif kind in (ast.Delete, ast.Raise, ast.Assert):
+        elif kind is ast.Delete:
+            for t in s.targets:
+                if self._is_self_attr(t):
+                    self._deletes.add(t.attr)
+                else:
+                    self.scan(t)
+        elif kind in (ast.Raise, ast.Assert):
             for sub in ast.iter_child_nodes(s):
                 self.scan(sub)
 
-    def bind(self, target, value, stmt, element: bool = False) -> None:
+    def bind(self, target, value, stmt, element: bool = False, value_node=None) -> None:
         if isinstance(target, ast.Name):
             self._locals.setdefault(target.id, []).append(value)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(target.elts) else None
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Starred):
                     self.bind(elt.value, UNKNOWN, stmt)
                     continue
-                self.bind(elt, _unpack(value, i), stmt)
+                self.bind(elt, _unpack(value, i), stmt, value_node=elts[i] if elts else value_node)
         elif self._is_self_attr(target):
-            self._write(target.attr, "=", value, stmt)
+            self._write(target.attr, "=", value, stmt, value_node)
         elif isinstance(target, ast.Subscript):
             base = target.value
             key = self.expr(target.slice)
@@ -219,9 +245,13 @@ class FlowBuilder:
         elif isinstance(target, ast.Starred):
             self.bind(target.value, UNKNOWN, stmt)
 
-    def _write(self, attr: str, how: str, value, node) -> None:
+    def _write(self, attr: str, how: str, value, node, value_node=None) -> None:
         loops = tuple(self._loops)
-        self._writes.setdefault(attr, []).append((how, value, node.lineno, node.col_offset + 1, loops))
+        span = self.ctx.span(node)
+        v = self.ctx.span(value_node) if value_node is not None else span
+        self._writes.setdefault(attr, []).append(
+            (how, value, span.row, span.col, loops, span.end_row, span.end_col, (v.row, v.col, v.end_row, v.end_col))
+        )
 
     def _mut(self, name: str, how: str, value) -> None:
         self._muts.setdefault(name, []).append((how, value, tuple(self._loops)))
@@ -256,7 +286,14 @@ class FlowBuilder:
                 self.flow.yields = True
             elif t is ast.NamedExpr and isinstance(n.target, ast.Name):
                 self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
-            elif t in (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            elif t is ast.Lambda:
+                saved, self._lambda = self._lambda, n.lineno
+                try:
+                    self.scan(n.body)
+                finally:
+                    self._lambda = saved
+                continue
+            elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 continue
             for name in _FIELDS.get(t) or _fields(t):
                 value = getattr(n, name, None)
@@ -276,8 +313,55 @@ class FlowBuilder:
             if node.func.attr in ("items", "keys", "values"):
                 self._iterates.add(node.func.value.attr)
 
+    def _site(self, tag: str, node, text: str, ir=None) -> None:
+        end_row = getattr(node, "end_lineno", None) or node.lineno
+        span = self.ctx.span(node)
+        self._sites.append((tag, (span.row, span.col, span.end_row, span.end_col), text, ir, self._lambda))
+
+    def _device_sites(self, call: ast.Call, qual: str | None) -> None:
+        """CUDA-initializing calls and calls that move data to a device (sinks of the CUDA rules)."""
+        func = call.func
+        ctx = self.ctx
+        if qual is not None:
+            if qual in CUDA_INIT_FUNCTIONS or (qual.startswith("torch.cuda.") and qual.endswith("Tensor")):
+                self._site("cuda", call, f"`{qual}()`")
+                return
+            if qual == "torch.load":
+                loc = _keyword(call, "map_location", 1)
+                if loc is not None:
+                    self._site("to", call, f"`torch.load(..., map_location={ctx.segment(loc, 30)})`", self.expr(loc))
+                elif not any(k.arg is None for k in call.keywords):
+                    self._site("load", call, f"`{ctx.segment(call, 50)}` without `map_location`")
+                return
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        if method is not None and not _imported_receiver(ctx, func):
+            if method == "cuda":
+                self._site("cuda", call, f"`{ctx.segment(call, 50)}`")
+                return
+            if method == "pin_memory":
+                self._site("cuda", call, f"`{ctx.segment(call, 50)}` (pinned memory)")
+                return
+            if method == "to":
+                dev = _keyword(call, "device", 0)
+                if dev is not None:
+                    self._site("to", call, f"`{ctx.segment(call, 50)}`", self.expr(dev))
+                return
+        device = next((k.value for k in call.keywords if k.arg == "device"), None)
+        if device is not None and qual != "torch.device":
+            factory = qual is not None and qual.startswith("torch.") and not qual.startswith("torch.cuda.")
+            tensor_method = method is not None and method.startswith("new_") and not _imported_receiver(ctx, func)
+            if factory or tensor_method:
+                self._site("to", call, f"`{ctx.segment(call, 50)}`", self.expr(device))
+
     def _call_effects(self, call: ast.Call) -> None:
         func = call.func
+        qual = self.ctx.qualname(func)
+        self._device_sites(call, qual)
+        if qual is not None and (qual.startswith("cv2.") or ".cv2." in qual) and qual not in ("cv2.setNumThreads", "cv2.getNumThreads"):
+            self._site("cv2", call, qual)
+        name = qual.rsplit(".", 1)[-1] if qual else func.attr if isinstance(func, ast.Attribute) else None
+        if name in SHARDING_NAMES and not (qual or "").startswith("builtins."):
+            self._site("shard", call, name)
         if isinstance(func, ast.Attribute):
             method = func.attr
             recv = func.value
@@ -303,7 +387,9 @@ class FlowBuilder:
             if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
                 self._calls.append(("super", method, *self._args(call), call.lineno))
                 return
-        qual = self.ctx.qualname(func)
+            if self._is_self_attr(recv):
+                self._calls.append(("attr", (recv.attr, method), *self._args(call), call.lineno))
+                return
         if qual is not None and (call.args or call.keywords) and qual.split(".", 1)[0] not in LIBRARY_ROOTS:
             self._calls.append(("ref", qual, *self._args(call), call.lineno))
 
@@ -335,9 +421,10 @@ class FlowBuilder:
         if t is ast.Attribute:
             if self._is_self_attr(node):
                 return ("s", node.attr)
-            qual = self.ctx.qualname(node)
-            if qual is not None:
-                return ("g", qual)
+            if self._rooted_at_import(node):
+                qual = self.ctx.qualname(node)
+                if qual is not None:
+                    return ("g", qual)
             return ("a", self.expr(node.value, d), node.attr)
         if t is ast.Call:
             func = node.func
@@ -380,7 +467,9 @@ class FlowBuilder:
         if t is ast.BoolOp:
             return ("u", tuple(self.expr(v, d) for v in node.values[:4]))
         if t is ast.JoinedStr:
-            return ("fs",)
+            first = node.values[0] if node.values else None
+            prefix = first.value[:20] if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+            return ("fs", prefix)
         if t is ast.Compare or (t is ast.UnaryOp and isinstance(node.op, ast.Not)):
             return ("cmp",)
         if t is ast.UnaryOp:
@@ -389,7 +478,8 @@ class FlowBuilder:
                 return ("k", -inner[1])
             return ("b", "u", inner, ("k", None))
         if t is ast.Lambda:
-            return ("lam", node.lineno)
+            span = self.ctx.span(node)
+            return ("lam", span.row, span.col, span.end_row, span.end_col)
         if t is ast.NamedExpr:
             return self.expr(node.value, d)
         if t is ast.Starred:
@@ -397,6 +487,18 @@ class FlowBuilder:
         if t is ast.Await:
             return self.expr(node.value, d)
         return UNKNOWN
+
+    def _rooted_at_import(self, node) -> bool:
+        """``a.b.c`` whose ``a`` is an import, a definition or a builtin (a qualified name), not a
+        variable (whose attributes are attributes of its value)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        if any(node.id in env for env in self._comp):
+            return False
+        binding = self.ctx.lookup(node.id, self.ctx.scope_of(node))
+        return binding is None or binding.kind in ("import", "def", "class")
 
     def name(self, node: ast.Name):
         ident = node.id
@@ -481,9 +583,62 @@ def _fields(t: type) -> tuple[str, ...]:
     return found
 
 
+def _keyword(call: ast.Call, name: str, position: int | None):
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    if position is not None and len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None
+
+
+def _imported_receiver(ctx, func: ast.Attribute) -> bool:
+    """``module.attr(...)``: the chain starts at an imported name (a function, not a method)."""
+    node = func.value
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return False
+    binding = ctx.lookup(node.id, ctx.scope_of(node))
+    return binding is not None and binding.kind == "import"
+
+
 def function_flow(ctx, fn) -> Flow:
     return FlowBuilder(ctx, fn).build()
 
 
 def module_flow(ctx) -> Flow:
     return FlowBuilder(ctx, None).build()
+
+
+_ENV_READS = frozenset({"get", "getenv", "pop"})
+
+
+def _disables_threads(ctx, node) -> bool:
+    """``cv2.setNumThreads(0|1|<expr>)`` or setting ``OMP_NUM_THREADS``."""
+    if isinstance(node, ast.Call):
+        callee = ctx.call_name(node)
+        if callee == "cv2.setNumThreads":
+            value = ctx.const(node.args[0], None) if node.args else None
+            return not (isinstance(value, int) and value > 1)  # an expression: trust it
+        if any(k.arg == "OMP_NUM_THREADS" for k in node.keywords):
+            return True
+        if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "OMP_NUM_THREADS":
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            return name not in _ENV_READS
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "OMP_NUM_THREADS"
+    if isinstance(node, ast.Dict):
+        return any(isinstance(k, ast.Constant) and k.value == "OMP_NUM_THREADS" for k in node.keys)
+    return False
+
+
+def file_signals(ctx) -> dict:
+    """File-level signals: ``cv2_threads_off`` when the file turns OpenCV's threads off."""
+    out = {}
+    text = ctx.text
+    if ("setNumThreads" in text or "OMP_NUM_THREADS" in text) and any(
+        _disables_threads(ctx, node) for node in ctx.nodes(ast.Call, ast.Subscript, ast.Dict)
+    ):
+        out["cv2_threads_off"] = True
+    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dllint.names import canonical
+from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
 SCALARS = frozenset({"str", "bytes", "int", "float", "bool", "none", "path"})
@@ -193,10 +194,12 @@ RNG_CTORS = frozenset(
         "torch.Generator", "numpy.random.PCG64", "random.SystemRandom",
     }
 )
+# objects pickle refuses (locks, queues, sockets, capture devices): "lock" values
 LOCK_CTORS = frozenset(
     {
         "threading.Lock", "threading.RLock", "threading.Condition", "threading.Semaphore", "threading.Event",
-        "multiprocessing.Lock", "multiprocessing.RLock", "torch.multiprocessing.Lock", "_thread.allocate_lock",
+        "threading.BoundedSemaphore", "_thread.allocate_lock", "queue.Queue",
+        "concurrent.futures.ThreadPoolExecutor", "socket.socket", "cv2.VideoCapture",
     }
 )
 HANDLE_CTORS = {
@@ -234,6 +237,16 @@ ARRAY_CTORS = frozenset(
     }
 )
 NUMPY_DTYPE_OBJECT = frozenset({"builtins.object", "numpy.object_", "numpy.object", "object", "O"})
+# calls that keep a callable argument inside the object they build
+LAMBDA_HOLDERS = frozenset(
+    {
+        "collections.defaultdict", "functools.partial", "torchvision.transforms.Lambda",
+        "torchvision.transforms.Compose", "torchvision.transforms.RandomApply", "torchvision.transforms.RandomChoice",
+        "torchvision.transforms.RandomOrder", "torchvision.transforms.v2.Lambda", "torchvision.transforms.v2.Compose",
+        "torchvision.transforms.v2.RandomApply", "albumentations.Compose", "albumentations.Lambda",
+        "monai.transforms.Compose", "monai.transforms.Lambda", "monai.transforms.Lambdad",
+    }
+)
 OPAQUE_STORES = frozenset(
     {
         "pyarrow.array", "pyarrow.table", "pyarrow.Table", "datasets.load_dataset", "datasets.Dataset",
@@ -363,10 +376,10 @@ class Values:
         with self.quietly():
             if kind == "ref":
                 found = self.resolve(target, facts.root)
-                if isinstance(found, ClassRefType[0]):
+                if isinstance(found, ClassRef):
                     init = self.find_method(found, "__init__")
                     return [(init, True)] if init is not None else []
-                if isinstance(found, FuncRefType[0]):
+                if isinstance(found, FuncRef):
                     return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] in ("self", "cls"))]
                 return []
             if self_cls is None:
@@ -443,9 +456,9 @@ class Values:
         if found is None:
             found = self._module_variable(qual, env.facts.root, depth)
             return found if found is not None else UNKNOWN
-        if isinstance(found, ClassRefType[0]):
+        if isinstance(found, ClassRef):
             return val("class", cls=found, detail=found.cls.qualname)
-        if isinstance(found, FuncRefType[0]):
+        if isinstance(found, FuncRef):
             return val("function", fn=found, detail=found.fn.qualname)
         if isinstance(found, str):
             v = self._module_variable(qual, env.facts.root, depth)
@@ -534,6 +547,12 @@ class Values:
 
     def _ev_subscript(self, ir, env, depth):
         base = self._eval(ir[1], env, depth)
+        out = self._subscript(base, ir, env, depth)
+        if base.device and not out.device and not out.is_bottom:
+            out = replace(out, device=base.device)
+        return out
+
+    def _subscript(self, base, ir, env, depth):
         index = ir[2]
         if index[0] == "sl":
             if base.has(*CONTAINERS, "ndarray", "ndarray-obj", "tensor", "str", "dataframe", "series"):
@@ -670,16 +689,18 @@ class Values:
         return join_all(self._eval(o, env, depth) for o in ir[1])
 
     def _ev_lambda(self, ir, env, depth):
-        return val("lambda", detail="a lambda", why=(("a lambda", env.facts.path, ir[1]),))
+        local = env.fn is not None
+        return val("lambda", detail="local" if local else "module", why=(("a lambda", env.facts.path, *ir[1:]),))
 
     def _ev_localfn(self, ir, env, depth):
-        return val("localfn", detail=ir[1])
+        return val("localfn", detail=ir[1], why=((f"`{ir[1].rsplit('.', 1)[-1]}`, defined inside a function", env.facts.path, env.fn.fn.span.row if env.fn else 1),))
 
     def _ev_with(self, ir, env, depth):
         return self._eval(ir[1], env, depth)
 
     def _ev_str(self, ir, env, depth):
-        return val("str", size=BOUNDED)
+        prefix = ir[1] if len(ir) > 1 else ""
+        return val("str", size=BOUNDED, detail=prefix, device="cuda" if is_cuda_string(prefix.split("{")[0].rstrip(":") or "x") or prefix.startswith("cuda:") else None)
 
     def _ev_bytes(self, ir, env, depth):
         return val("bytes", size=BOUNDED)
@@ -702,9 +723,9 @@ class Values:
         if tag == "g":
             qual = canonical(func[1]) or func[1]
             found = self.resolve(func[1], env.facts.root)
-            if isinstance(found, ClassRefType[0]):
+            if isinstance(found, ClassRef):
                 return self._instantiate(found, args, kwargs, env, depth, where)
-            if isinstance(found, FuncRefType[0]):
+            if isinstance(found, FuncRef):
                 return self._call_function(found, args, kwargs, env, depth, None)
             if isinstance(found, str):
                 qual = canonical(found) or found
@@ -739,12 +760,15 @@ class Values:
     def _instantiate(self, cls, args, kwargs, env, depth, where) -> Val:
         external = {canonical(b) or b for b in self.external_bases(cls)}
         kinds = {"instance"}
+        if cls.cls.local:
+            kinds.add("localcls")
         device = None
         if any(b.startswith("torch.nn.") for b in external):
             kinds.add("module")
         if any(b in ("pycocotools.coco.COCO", "pycocotools.COCO") for b in external):
             kinds.add("coco")
-        return Val(frozenset(kinds), cls=cls, device=device, size=BOUNDED, detail=cls.cls.qualname)
+        why = ((f"an instance of `{cls.cls.name}`, a class defined inside a function", *where),) if cls.cls.local else ()
+        return Val(frozenset(kinds), cls=cls, device=device, size=BOUNDED, detail=cls.cls.qualname, why=why)
 
     def _call_function(self, fnref, args, kwargs, env, depth, self_cls) -> Val:
         """A project function's return value, its parameters bound to this call's arguments."""
@@ -833,6 +857,12 @@ class Values:
             return val("lock", detail=qual)
         if qual in HANDLE_CTORS:
             return val("handle", detail=qual, why=((HANDLE_CTORS[qual], *where),))
+        if qual in ("torch.utils.data.TensorDataset", "torch.utils.data.StackDataset"):
+            parts = [self._eval(a[1] if a[0] == "*" else a, env, depth) for a in (*args, *(v for _, v in kwargs))]
+            cuda = [p for p in parts if p.device]
+            if cuda:
+                return val("tensordataset", device="cuda" if all(p.device == "cuda" for p in cuda) else "maybe", why=cuda[0].why)
+            return val("tensordataset")
         if qual in OPAQUE_STORES:
             return val("store", detail=qual, size=UNKNOWN_SIZE)
         if qual == "torch.device":
@@ -842,7 +872,12 @@ class Values:
             dev = self._arg(args, kwargs, None, "device", env, depth)
             if qual == "torch.load":
                 loc = self._arg(args, kwargs, 1, "map_location", env, depth)
-                return val("tensor", "records", device=loc.device if loc is not None else None, size=LOAD, detail="torch.load", why=(("records of a torch file", *where),))
+                if loc is None and any(k is None for k, _ in kwargs):
+                    device = None  # **kwargs may hold map_location
+                else:
+                    # without map_location, tensors saved on a GPU come back on the GPU
+                    device = loc.device if loc is not None else "maybe"
+                return val("tensor", "records", device=device, size=LOAD, detail="torch.load", why=(("records of a torch file", *where),))
             return val("tensor", device=dev.device if dev is not None else None, size=BOUNDED)
         if qual in ARRAY_CTORS:
             return self._numpy(qual, args, kwargs, env, depth, where)
@@ -898,6 +933,9 @@ class Values:
         if qual in ("builtins.dict", "collections.OrderedDict", "collections.defaultdict"):
             if qual == "collections.defaultdict":
                 factory = self._arg(args, kwargs, 0, "default_factory", env, depth)
+                if factory is not None and factory.has("lambda", "localfn"):
+                    bad = factory.kinds & {"lambda", "localfn"}
+                    return Val(frozenset({"dict", "holder"}) | bad, size=EMPTY, detail=factory.detail, why=factory.why)
                 elem = None
                 if factory is not None and factory.has("ext") and factory.detail in ("builtins.list", "builtins.dict", "builtins.set"):
                     elem = container(factory.detail.rsplit(".", 1)[-1], None, EMPTY)
@@ -920,16 +958,15 @@ class Values:
         if qual in ("random.sample", "random.choices"):
             inner = self._arg(args, kwargs, 0, None, env, depth) or UNKNOWN
             return container("list", element_of(inner), UNKNOWN_SIZE)
-        if qual in ("functools.partial",):
-            inner = self._arg(args, kwargs, 0, None, env, depth)
-            return inner if inner is not None else UNKNOWN
-        if qual.startswith("torchvision.transforms.") and qual.endswith("Lambda"):
-            inner = self._arg(args, kwargs, 0, "lambd", env, depth)
-            return val("transform", detail=qual) if inner is None else join(val("transform", detail=qual), inner)
-        if qual.startswith("torchvision.transforms.") and qual.rsplit(".", 1)[-1] in ("Compose", "RandomApply", "RandomChoice", "RandomOrder"):
-            inner = self._arg(args, kwargs, 0, "transforms", env, depth)
-            parts = element_of(inner) if inner is not None else BOTTOM
-            return join(val("transform", detail=qual), parts) if parts.has("lambda", "localfn") else val("transform", detail=qual)
+        if qual in LAMBDA_HOLDERS:
+            held = [self._eval(a[1] if a[0] == "*" else a, env, depth) for a in (*args, *(v for _, v in kwargs))]
+            bad = [h for h in held for part in (h, h.elem) if part is not None and part.has("lambda", "localfn", "localcls")]
+            if qual == "functools.partial" and held and held[0].has("function", "method"):
+                return held[0]
+            if bad:
+                b = bad[0] if bad[0].has("lambda", "localfn", "localcls") else bad[0].elem
+                return replace(b, kinds=b.kinds | {"holder"}, detail=b.detail, why=b.why)
+            return val("transform", detail=qual)
         if qual == "multiprocessing.Manager" or qual.endswith("Manager().list"):
             return val("manager")
         return val("ext", detail=qual, size=UNKNOWN_SIZE)
@@ -968,11 +1005,14 @@ class Values:
         if recv.has("method", "function") and recv.fn is not None and method == "__call__":
             return self._call_function(recv.fn, args, kwargs, env, depth, recv.cls)
         if method in ("cuda",):
-            return replace(recv if not recv.is_bottom else UNKNOWN, device="cuda", kinds=(recv.kinds - {"unknown"}) | {"cudaobj"})
+            base = recv if not recv.is_bottom else UNKNOWN
+            return replace(base, device="cuda", kinds=(base.kinds - {"unknown"}) | {"cudaobj"}, why=(("moved to CUDA", *where),))
         if method == "to":
             dev = self._arg(args, kwargs, 0, "device", env, depth)
             if dev is not None and dev.device:
-                return replace(recv, device=dev.device, kinds=(recv.kinds - {"unknown"}) | {"cudaobj"})
+                return replace(recv, device=dev.device, kinds=(recv.kinds - {"unknown"}) | {"cudaobj"}, why=(("moved to CUDA", *where),))
+            return recv
+        if recv.has("rng") and method in ("manual_seed", "seed"):
             return recv
         if method in ("cpu", "numpy", "item", "detach", "float", "double", "long", "int", "half", "contiguous", "clone", "eval", "train"):
             if method in ("cpu", "numpy", "item"):
@@ -1006,6 +1046,8 @@ class Values:
                     text = "the lines of a file" if content else None
                     return container("list", val("str", size=BOUNDED), size, _why(recv, text, where) if text else ())
                 return container("list", val("str", size=BOUNDED), BOUNDED)
+            if method == "format" and (recv.detail.startswith("cuda:") or recv.device):
+                return val("str", size=BOUNDED, device="cuda")
             if method in STR_METHODS or method.startswith(("is", "start", "end")):
                 if method.startswith(("is", "startswith", "endswith")):
                     return val("bool", size=BOUNDED)
@@ -1071,7 +1113,7 @@ class Values:
     # ------------------------------------------------------------------ mutations
 
     def _apply_write(self, current: Val, fnref, write, cls) -> Val:
-        how, ir, row, col, loops = write
+        how, ir, row, col, loops = write[:5]
         env = Env(fnref.file, fnref, cls)
         if how == "=":
             return join(current, self._eval(ir, env, 1))
@@ -1229,6 +1271,3 @@ _HANDLERS = {
     "kv": Values._ev_kv,
 }
 
-# set by dllint.program.model (ClassRef / FuncRef live there; imported lazily to avoid a cycle)
-ClassRefType: list = [object]
-FuncRefType: list = [object]

@@ -1,9 +1,11 @@
 """What a rule is: a code, a name, docs with fixed sections, and two hooks.
 
-``extract(ctx)`` runs once per analysed file (in parallel, cached) and returns plain data;
-``check(project)`` runs once over the whole project and yields Diagnostics. A rule module holds
-exactly one subclass of ``Rule``; rules are found by scanning the package, so adding a rule
-touches one file (plus its fixtures).
+``extract(ctx)`` runs once per analysed file (in parallel, cached) and returns plain data the rule
+alone needs (fix positions, mostly); ``check(project)`` runs once over the whole project and yields
+Diagnostics, asking the program model (``project.index``, dllint/program/) what the program does.
+A rule keeps no state between runs and imports no other rule. A rule module holds exactly one
+subclass of ``Rule``; rules are found by scanning the package, so adding a rule touches one file
+(plus its fixtures).
 """
 
 from __future__ import annotations
@@ -40,18 +42,6 @@ class Rule:
 
     def check(self, project: "Project") -> Iterable["Diagnostic"]:
         return ()
-
-    def wants(self, index) -> set[str]:
-        """Identifiers whose files this rule needs analysed too (e.g. uses of an attribute).
-
-        Runs quietly (``index.quietly()``): a resolution reaching an unparsed file does not get it
-        parsed, unless asked inside ``with index.quietly(False):``."""
-        return set()
-
-    # Rules whose hazards make a fork-started loader fail (consumed by DL301).
-    def fork_hazards(self, project: "Project") -> dict:
-        """Map a class or function qualname -> list of (description, path, row)."""
-        return {}
 
     @property
     def url(self) -> str:

@@ -1206,24 +1206,6 @@ class CopyOnReadContainer(Rule):
             return (row, len(line) + 1, "\n", indent)
         return (row + 1, 1, "", indent)
 
-    _fix_attrs: set[str] | None = None  # collecting, in wants(): attributes a finding offers to fix
-
-    def wants(self, index) -> set[str]:
-        """The attributes that findings (with what is parsed so far) offer to fix: every file using
-        such a name (``ds.paths``) decides whether the fix is safe, so those files are parsed.
-        The rule's own check runs, recording the names instead of judging the fixes."""
-        from dllint.project import Project
-
-        self._fix_attrs = set()
-        try:
-            for _ in self.check(Project(index.settings, index, index.files, {}, set(index.files))):
-                pass
-            return self._fix_attrs
-        finally:
-            self._fix_attrs = None
-
-    # ----------------------------------------------------------------- join
-
     def _resolve(self, project, t: T, facts, cls_ref, depth: int = 0) -> T:
         """A deferred call's return summary (project functions and methods), else unknown."""
         if t.kind == "container" and t.defer and depth <= 3:
@@ -1449,9 +1431,6 @@ class CopyOnReadContainer(Rule):
                 f"element they touch (refcount writes), so memory grows toward one copy per worker; {better}"
             )
         fix = None
-        if dtype is not None and self._fix_attrs is not None:  # wants(): only the attribute's name
-            self._fix_attrs.add(attr)
-            return None
         if dtype is not None:
             verdict, why = self._fix_verdict(attr, resolved, family, ext_uses, elem, project, cls)
             if verdict == "safe" and any(x[3].source == "callers" for x in resolved):

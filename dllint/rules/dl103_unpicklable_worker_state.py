@@ -1,4 +1,5 @@
-"""DL103 unpicklable-worker-state."""
+"""DL103 unpicklable-worker-state: what spawn/forkserver must pickle into each worker and cannot,
+asked of the program model's values (dllint/program/values.py)."""
 
 from __future__ import annotations
 
@@ -6,164 +7,61 @@ import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
+from dllint.program.hazards import derived_root
+from dllint.program.values import Env
 from dllint.rules.base import Rule
-from dllint.rules.dl104_handle_opened_in_init import (
-    HANDLE_CTORS,
-    PICKLE_HOOKS,
-    handle_ctor,
-)
-from dllint.rules.dl202_unsharded_iterable_dataset import (
-    pickling_methods,
-    proven_without_workers,
-    setup_functions,
-    start_methods_for,
-    worker_loaders,
-)
 
-# objects pickle refuses -> (what it is, the error pickling raises)
-OTHER_CTORS = {
-    "threading.Lock": ("a `threading.Lock`", "cannot pickle '_thread.lock' object"),
-    "threading.RLock": ("a `threading.RLock`", "cannot pickle '_thread.RLock' object"),
-    "threading.Condition": ("a `threading.Condition`", "cannot pickle '_thread.RLock' object"),
-    "threading.Semaphore": ("a `threading.Semaphore`", "cannot pickle '_thread.lock' object"),
-    "threading.BoundedSemaphore": ("a `threading.BoundedSemaphore`", "cannot pickle '_thread.lock' object"),
-    "threading.Event": ("a `threading.Event`", "cannot pickle '_thread.lock' object"),
-    "queue.Queue": ("a `queue.Queue`", "cannot pickle '_thread.lock' object"),
-    "concurrent.futures.ThreadPoolExecutor": ("a thread pool", "cannot pickle '_thread.lock' object"),
-    "socket.socket": ("a socket", "cannot pickle 'socket' object"),
-    "cv2.VideoCapture": ("a `cv2.VideoCapture`", "cannot pickle 'cv2.VideoCapture' object"),
-    "torch.Generator": (
-        "a `torch.Generator` (it pickles, but each worker dies unpickling it: pytorch/pytorch#146828)",
-        "RuntimeError: unable to resize file <filename not specified> to the right size",
-    ),
-}
+CALLABLE_ARGS = ("collate_fn", "worker_init_fn")
+LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> failed"
+LOCAL_ERROR = "Can't pickle local object"
+GENERATOR_ERROR = "cannot pickle 'generator' object"
+PICKLE_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
 HANDLE_ERRORS = {
     "h5py.File": "h5py objects cannot be pickled",
     "lmdb.open": "cannot pickle 'Environment' object",
     "lmdb.Environment": "cannot pickle 'Environment' object",
     "sqlite3.connect": "cannot pickle 'sqlite3.Connection' object",
+    "zipfile.ZipFile": "cannot pickle '_io.BufferedReader' object",
+    "tarfile.open": "cannot pickle '_io.BufferedReader' object",
+    "builtins.open": "cannot pickle '_io.TextIOWrapper' object",
 }
-# calls that keep a lambda argument inside the object they build
-LAMBDA_HOLDERS = frozenset(
-    {
-        "collections.defaultdict",
-        "functools.partial",
-        "torchvision.transforms.Lambda",
-        "torchvision.transforms.Compose",
-        "torchvision.transforms.RandomApply",
-        "torchvision.transforms.v2.Lambda",
-        "torchvision.transforms.v2.Compose",
-        "torchvision.transforms.v2.RandomApply",
-        "albumentations.Compose",
-        "albumentations.Lambda",
-    }
-)
-CALLABLE_ARGS = ("collate_fn", "worker_init_fn")
-LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> failed"
-LOCAL_ERROR = "Can't pickle local object"
+LOCK_ERRORS = {
+    "threading.RLock": "cannot pickle '_thread.RLock' object",
+    "threading.Condition": "cannot pickle '_thread.RLock' object",
+    "socket.socket": "cannot pickle 'socket' object",
+    "cv2.VideoCapture": "cannot pickle 'cv2.VideoCapture' object",
+}
 
 
-def handle_error(callee: str) -> str:
-    if callee in HANDLE_ERRORS:
-        return HANDLE_ERRORS[callee]
-    return "cannot pickle '_io.TextIOWrapper' object" if callee == "builtins.open" else "cannot pickle '_io.BufferedReader' object"
-
-
-def lambda_error(ctx, node) -> str:
-    """A lambda inside a function is a local object; one at module level fails the name lookup."""
-    scope = ctx.scope_of(node)
-    while scope is not None:
-        if scope.kind in ("function", "lambda"):
-            return LOCAL_ERROR
-        scope = scope.parent
-    return LAMBDA_ERROR
-
-
-def _local_qualname(ctx, node) -> str | None:
-    """The qualified name of a function or class defined inside a function that ``node`` names."""
-    if isinstance(node, ast.Name):
-        binding = ctx.lookup(node.id, ctx.scope_of(node))
-        if binding is not None and binding.kind in ("def", "class") and ".<locals>." in (binding.qualname or ""):
-            return binding.qualname
+def problem(v) -> tuple[str, str, str] | None:
+    """(what, error, kind) when pickling a value fails."""
+    for part in (v, v.elem) if v.elem is not None else (v,):
+        if part.has("lambda"):
+            return "a lambda", LOCAL_ERROR if part.detail == "local" else LAMBDA_ERROR, "lambda"
+        if part.has("localfn"):
+            name = part.detail.rsplit(".", 1)[-1]
+            return f"`{name}`, defined inside a function", LOCAL_ERROR, "local"
+        if part.has("localcls"):
+            return f"an instance of `{part.cls.cls.name if part.cls else '?'}`, a class defined inside a function", LOCAL_ERROR, "local"
+    if v.has("generator") and not v.has("list", "dict", "tuple", "set"):
+        return "a generator", GENERATOR_ERROR, "generator"
+    handle = v if v.has("handle", "file") else v.elem if v.elem is not None and v.elem.has("handle", "file") and v.has("list", "dict", "tuple") else None
+    if handle is not None and handle.detail != "PIL.Image.open":
+        ctor = handle.detail if handle.has("handle") else "builtins.open"
+        error = HANDLE_ERRORS.get(ctor, "cannot pickle '_io.BufferedReader' object")
+        what = "an open file" if ctor == "builtins.open" else f"an open handle (`{ctor}`)"
+        if handle is not v:
+            what = f"a container of {what.removeprefix('an ')}s"
+        return what, error, "handle"
+    if v.has("lock"):
+        return f"a `{v.detail}`", LOCK_ERRORS.get(v.detail, "cannot pickle '_thread.lock' object"), "lock"
+    if v.has("rng") and v.detail == "torch.Generator":
+        return (
+            "a `torch.Generator` (it pickles, but each worker dies unpickling it: pytorch/pytorch#146828)",
+            "RuntimeError: unable to resize file <filename not specified> to the right size",
+            "torch_generator",
+        )
     return None
-
-
-def _generator_defs(ctx) -> set[str]:
-    out = set()
-    for fn in ctx.functions:
-        for sub in ctx.walk_function(fn.node):
-            if isinstance(sub, (ast.Yield, ast.YieldFrom)):
-                out.add(fn.qualname)
-                break
-    return out
-
-
-def unpicklable(ctx, node, generators, depth=0, callables_only=False):
-    """(kind, what, error) when pickling the value of ``node`` fails, else None.
-    ``callables_only``: only lambdas and local functions/classes (cheaper)."""
-    if node is None or depth > 4:
-        return None
-    if isinstance(node, ast.Lambda):
-        return "lambda", "a lambda", lambda_error(ctx, node)
-    if isinstance(node, ast.GeneratorExp):
-        return "generator", "a generator", "cannot pickle 'generator' object"
-    local = _local_qualname(ctx, node)
-    if local:
-        return "local", f"`{local.rsplit('.', 1)[-1]}`, defined inside a function", LOCAL_ERROR
-    if not callables_only and isinstance(node, (ast.ListComp, ast.DictComp, ast.SetComp, ast.List, ast.Tuple)):
-        several = handle_ctor(ctx, node)
-        if several and several[0] != "PIL.Image.open":
-            desc = HANDLE_CTORS[several[0]].removeprefix("a ").removeprefix("an ")
-            return "handle", f"one {desc} per item", handle_error(several[0])
-    if isinstance(node, (ast.BoolOp, ast.IfExp)):  # `transform or Compose([...])`
-        for option in node.values if isinstance(node, ast.BoolOp) else (node.body, node.orelse):
-            found = unpicklable(ctx, option, generators, depth + 1, callables_only)
-            if found:
-                return found
-        return None
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        for elt in node.elts:
-            found = unpicklable(ctx, elt, generators, depth + 1, callables_only=True)
-            if found and found[0] in ("lambda", "local"):
-                return found[0], found[1] if " inside " in found[1] else f"a container holding {found[1]}", found[2]
-        return None
-    if isinstance(node, ast.Dict):
-        for elt in node.values:
-            found = unpicklable(ctx, elt, generators, depth + 1, callables_only=True)
-            if found and found[0] in ("lambda", "local"):
-                return found[0], f"a dict holding {found[1]}", found[2]
-        return None
-    if not isinstance(node, ast.Call):
-        return None
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "manual_seed" and isinstance(node.func.value, ast.Call):
-        return unpicklable(ctx, node.func.value, generators, depth + 1, callables_only)  # torch.Generator().manual_seed(0)
-    local = _local_qualname(ctx, node.func)
-    if local:
-        return "local", f"an instance of `{local.rsplit('.', 1)[-1]}`, a class defined inside a function", LOCAL_ERROR
-    callee = canonical(ctx.qualname(node.func))
-    if callee in LAMBDA_HOLDERS:
-        for arg in (*node.args, *(k.value for k in node.keywords)):
-            found = unpicklable(ctx, arg, generators, depth + 1, callables_only=True)
-            if found and found[0] in ("lambda", "local"):
-                what = found[1] if " inside " in found[1] else f"{found[1]} inside `{ctx.segment(node.func, 40)}(...)`"
-                return found[0], what, found[2]
-    if callables_only:
-        return None
-    if callee in HANDLE_CTORS and callee != "PIL.Image.open":
-        return "handle", HANDLE_CTORS[callee], handle_error(callee)
-    if callee in OTHER_CTORS:
-        what, error = OTHER_CTORS[callee]
-        return ("torch_generator" if callee == "torch.Generator" else "lock"), what, error
-    if callee in generators:
-        return "generator", f"a generator (`{callee.rsplit('.', 1)[-1]}()` yields)", "cannot pickle 'generator' object"
-    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and generators:
-        fn = ctx.method_of(node)
-        if fn is not None and ctx.is_self_attr(node.func, fn) and f"{fn.cls.qualname}.{node.func.attr}" in generators:
-            return "generator", f"a generator (`self.{node.func.attr}()` yields)", "cannot pickle 'generator' object"
-    return None
-
-
-# ---------------------------------------------------------------------------- fixes
 
 
 def _source(ctx, node) -> str | None:
@@ -346,168 +244,112 @@ class UnpicklableWorkerState(Rule):
             """,
     }
 
-    # ------------------------------------------------------------------ facts
-
     def extract(self, ctx):
-        generators = _generator_defs(ctx)
-        attrs = {}
-        for fn in ctx.functions:
-            if not fn.self_name:
-                continue
-            last: dict[str, tuple] = {}
-            for node in ctx.walk_function(fn.node):
-                if isinstance(node, ast.Delete):
-                    for t in node.targets:
-                        if ctx.is_self_attr(t, fn):
-                            last[t.attr] = None
-                if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-                    continue
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if ctx.is_self_attr(target, fn):
-                        found = unpicklable(ctx, node.value, generators)
-                        last[target.attr] = (target.attr, *found, ctx.span(node)) if found else None
-            found = [v for v in last.values() if v is not None]
-            if found:
-                attrs[fn.qualname] = found
-        callables = []
-        stored = []
-        # constructor arguments can only hold a lambda or a local def/class when the file has one
-        may_hold = "lambda" in ctx.text or any(".<locals>." in f.qualname for f in ctx.functions) or any(c.local for c in ctx.classes)
+        """The partial() fix of each lambda passed as collate_fn= / worker_init_fn=."""
+        if "lambda" not in ctx.text:
+            return None
+        out = {}
         for node in ctx.nodes(ast.Call):
-            callee = canonical(ctx.call_name(node))
-            positional = {DATALOADER_POSITIONAL[i]: a for i, a in enumerate(node.args) if i < len(DATALOADER_POSITIONAL)} if callee in DATALOADER_CLASSES else {}
-            for kw in node.keywords:
-                if kw.arg:
-                    positional[kw.arg] = kw.value
-            for arg in CALLABLE_ARGS:
-                value = positional.get(arg)
-                found = self._callable_problem(ctx, value, generators)
-                if found:
-                    fix = lambda_to_partial(ctx, value) if isinstance(value, ast.Lambda) else None
-                    error = lambda_error(ctx, value) if found[0] == "lambda" else LOCAL_ERROR
-                    callables.append((ctx.span(node), arg, found[0], found[1], ctx.span(value), fix, error))
-            if callee is None or callee in DATALOADER_CLASSES or not may_hold:
-                continue
-            for i, a in enumerate(node.args):
-                found = unpicklable(ctx, a, generators, callables_only=True)
-                if found and found[0] in ("lambda", "local"):
-                    stored.append((callee, i, found[1], found[2], ctx.span(a)))
-            for kw in node.keywords:
-                found = unpicklable(ctx, kw.value, generators, callables_only=True) if kw.arg else None
-                if found and found[0] in ("lambda", "local"):
-                    stored.append((callee, kw.arg, found[1], found[2], ctx.span(kw.value)))
-        if not attrs and not callables and not stored:
-            return None
-        return {"attrs": attrs, "callables": callables, "stored": stored}
-
-    @staticmethod
-    def _callable_problem(ctx, node, generators):
-        if node is None:
-            return None
-        if isinstance(node, ast.Lambda):
-            return "lambda", "a lambda"
-        local = _local_qualname(ctx, node)
-        if local:
-            return "local", f"`{local.rsplit('.', 1)[-1]}`, defined inside a function"
-        if isinstance(node, ast.Call):
-            local = _local_qualname(ctx, node.func)
-            if local:
-                return "local", f"an instance of `{local.rsplit('.', 1)[-1]}`, a class defined inside a function"
-            if canonical(ctx.qualname(node.func)) == "functools.partial" and node.args:
-                inner = UnpicklableWorkerState._callable_problem(ctx, node.args[0], generators)
-                if inner:
-                    return inner[0], f"`functools.partial` of {inner[1]}"
-        return None
-
-    # ------------------------------------------------------------------ the join
+            values = [kw.value for kw in node.keywords if kw.arg in CALLABLE_ARGS]
+            if canonical(ctx.call_name(node)) in DATALOADER_CLASSES:
+                values += [a for i, a in enumerate(node.args) if i < len(DATALOADER_POSITIONAL) and DATALOADER_POSITIONAL[i] in CALLABLE_ARGS]
+            for value in values:
+                if isinstance(value, ast.Lambda):
+                    fix = lambda_to_partial(ctx, value)
+                    if fix:
+                        span = ctx.span(value)
+                        out[(span.row, span.col)] = fix
+        return out or None
 
     def check(self, project):
-        index = project.index
-        reported = set()
+        model = project.index
+        reported: set = set()
 
         def emit(path, span, subject, methods, error, fix=None):
-            key = (path, span)
+            key = (path, span.row, span.col)
             if key in reported:
                 return None
             reported.add(key)
-            spawn = pickling_methods(methods)
+            spawn = sorted(m for m in methods if m in ("spawn", "forkserver"))
             if spawn:
-                tail = f"under {'/'.join(spawn)} every worker gets it pickled, which fails: `{error}`"
+                tail = f"{'/'.join(spawn)} workers fail: `{error}`"
                 severity = "error"
             else:
-                tail = (
-                    f"fine under fork, but spawn/forkserver pickle it (`{error}`): breaks on Python >= 3.14 Linux, "
-                    "macOS, Windows"
-                )
+                tail = f"breaks under spawn/forkserver (Python >= 3.14, macOS, Windows): `{error}`"
                 severity = "warning"
             return Diagnostic(self.code, f"{subject}; {tail}", path, span, fix=fix, severity=severity)
 
         # 1. dataset state
-        for ref in index.dataset_classes():
-            if proven_without_workers(index, ref):
+        for ref in model.dataset_classes():
+            if model.proven_without_workers(ref):
                 continue
-            used = worker_loaders(index, ref)
+            used = model.worker_loaders(ref)
             if used and all(ld.context == "fork" for ld in used):
                 continue  # an explicit fork context pickles nothing, on every Python and platform
-            methods = start_methods_for(index, ref, used)
+            methods = model.start_methods_for(ref, used)
             if ref.cls.local:
-                d = emit(
-                    ref.file.path,
-                    ref.cls.span,
-                    f"Dataset `{ref.cls.name}` is defined inside a function: workers cannot import it",
-                    methods,
-                    LOCAL_ERROR,
-                )
+                d = emit(ref.file.path, ref.cls.span, f"Dataset `{ref.cls.name}` is defined inside a function", methods, LOCAL_ERROR)
                 if d:
                     yield d
-            if any(index.find_method(ref, hook) for hook in PICKLE_HOOKS):
+            if any(model.find_method(ref, hook) for hook in PICKLE_HOOKS):
                 continue
-            init = index.find_method(ref, "__init__")
-            if init is None:
-                continue
-            for f in setup_functions(index, ref, init):
-                entry = project.payload(self.code, f.file.path)
-                for attr, kind, what, error, span in (entry or {}).get("attrs", {}).get(f.fn.qualname, ()):
-                    subject = f"`self.{attr}` on Dataset `{ref.cls.name}` holds {what} (set in `{f.fn.name}`)"
-                    d = emit(f.file.path, span, subject, methods, error)
-                    if d:
-                        yield d
-            # lambdas given to the constructor and stored on the instance
-            yield from self._stored(project, ref, init, methods, emit)
+            yield from self._state(model, ref, methods, emit)
 
         # 2. collate_fn / worker_init_fn
-        loaders = {(ld.file.path, ld.call.span): ld for ld in index.loaders}
-        for facts, payload in project.payloads(self.code):
-            for call_span, arg, kind, what, span, fix, error in payload["callables"]:
-                loader = loaders.get((facts.path, call_span))
-                if loader is None or not loader.may_start_workers or loader.context == "fork":
+        for loader in model.loaders:
+            if not loader.may_start_workers or loader.context == "fork":
+                continue
+            for arg in CALLABLE_ARGS:
+                v = model.loader_arg(loader, arg)
+                found = problem(v) if v is not None else None
+                if found is None or found[2] not in ("lambda", "local"):
                     continue
-                edit = Fix("unsafe", f"Replace the lambda with `{fix[0]}`", fix[1]) if fix else None
-                d = emit(facts.path, span, f"`{arg}` is {what}", loader.start_methods, error, edit)
+                what, error, kind = found
+                span = loader.call.args[arg].span
+                fix = None
+                if kind == "lambda":
+                    if loader.call.scope == loader.file.module:
+                        error = LAMBDA_ERROR
+                    made = (project.payload(self.code, loader.file.path) or {}).get((span.row, span.col))
+                    if made:
+                        fix = Fix("unsafe", f"Replace the lambda with `{made[0]}`", made[1])
+                d = emit(loader.file.path, span, f"`{arg}` is {what}", loader.start_methods, error, fix)
                 if d:
                     yield d
 
-    def _stored(self, project, ref, init, methods, emit):
-        index = project.index
-        params = init.fn.params[1:]
-        stored_params = {}
-        for attr, values in init.fn.self_writes.items():
-            for value in values:
-                for alt in value.alternatives():
-                    if alt.kind == "param" and alt.ref:
-                        stored_params[alt.ref] = attr
-        if not stored_params:
-            return
-        for facts, payload in project.payloads(self.code):
-            for callee, where, what, error, span in payload["stored"]:
-                found = index.resolve_class(callee, facts.root)
-                if found is None or found.key != ref.key:
+    def _state(self, model, ref, methods, emit):
+        """Attributes set before the workers start whose value cannot be pickled."""
+        workers = set(model.worker_functions(ref))
+        deleted = set()
+        for r in model.mro(ref):
+            for qual in r.cls.methods.values():
+                fn = r.file.functions.get(qual)
+                if fn is not None and fn.flow is not None and (r.file.path, qual) not in workers:
+                    deleted |= fn.flow.deletes
+        attrs = set()
+        for r in model.mro(ref):
+            for qual in r.cls.methods.values():
+                fn = r.file.functions.get(qual)
+                if fn is not None and fn.flow is not None:
+                    attrs.update(fn.flow.writes)
+        for attr in sorted(attrs - deleted):
+            for fnref, write in model.attr_writes(ref, attr):
+                root = derived_root(write[1])
+                if write[0] != "=" or (root is not None and root != attr):
+                    continue  # derived from another attribute (a cursor of a connection): reported there
+                v = model.value(write[1], Env(fnref.file, fnref, ref))
+                found = problem(v)
+                if found is None:
                     continue
-                name = params[where] if isinstance(where, int) and where < len(params) else where
-                attr = stored_params.get(name) if isinstance(name, str) else None
-                if attr is None:
-                    continue
-                d = emit(facts.path, span, f"`{name}` is {what}, stored on Dataset `{ref.cls.name}` as `self.{attr}`", methods, error)
+                what, error, kind = found
+                span = Span(write[2], write[3], write[5], write[6])
+                path = fnref.file.path
+                subject = f"`self.{attr}` on `{ref.cls.name}` holds {what}"
+                origin = next((w for w in v.why if len(w) >= 5), None) if kind in ("lambda", "local") else None
+                if origin is not None and (origin[1], origin[2]) != (path, write[2]) and write[1][0] == "p":
+                    # a lambda passed to the constructor: point at it
+                    path, span = origin[1], Span(*origin[2:6])
+                    subject = f"{what.capitalize()} is stored on `{ref.cls.name}` as `self.{attr}`"
+                d = emit(path, span, subject, methods, error)
                 if d:
                     yield d

@@ -1,85 +1,12 @@
-"""DL104 handle-opened-in-init."""
+"""DL104 handle-opened-in-init: a query on the program model's handle sites (dllint/program/hazards.py);
+the rule itself only builds the lazy-open fix."""
 
 from __future__ import annotations
 
 import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
-from dllint.names import canonical
 from dllint.rules.base import Rule
-from dllint.rules.dl202_unsharded_iterable_dataset import (
-    in_hierarchy,
-    proven_without_workers,
-    setup_functions,
-    start_methods_for,
-)
-
-# constructors of handles that must not cross a fork -> how the message names them
-HANDLE_CTORS = {
-    "builtins.open": "a file handle (`open()`)",
-    "io.open": "a file handle (`io.open()`)",
-    "codecs.open": "a file handle (`codecs.open()`)",
-    "gzip.open": "a gzip file handle",
-    "bz2.open": "a bz2 file handle",
-    "lzma.open": "an lzma file handle",
-    "h5py.File": "an HDF5 file (`h5py.File`)",
-    "lmdb.open": "an LMDB environment (`lmdb.open`)",
-    "lmdb.Environment": "an LMDB environment",
-    "sqlite3.connect": "a SQLite connection",
-    "tables.open_file": "a PyTables file",
-    "pandas.HDFStore": "an HDF5 store (`pandas.HDFStore`)",
-    "zipfile.ZipFile": "a zip archive (`zipfile.ZipFile`)",
-    "tarfile.open": "a tar archive (`tarfile.open`)",
-    "tarfile.TarFile": "a tar archive",
-    "PIL.Image.open": "a lazily read image file (`PIL.Image.open`)",
-    "pymongo.MongoClient": "a MongoDB client",
-    "psycopg2.connect": "a PostgreSQL connection",
-    "netCDF4.Dataset": "a netCDF (HDF5) file",
-}
-# methods whose result keeps using the handle: an LMDB transaction, a cursor, an HDF5 group
-DERIVED_METHODS = frozenset({"begin", "cursor", "get", "require_dataset", "require_group"})
-PICKLE_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
-
-
-def handle_ctor(ctx, node) -> tuple[str, bool] | None:
-    """(constructor, several) when a value is a handle, or a list/dict of handles."""
-    if isinstance(node, ast.Call):
-        q = canonical(ctx.qualname(node.func))
-        if q in HANDLE_CTORS:
-            return q, False
-        return None
-    if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-        inner = handle_ctor(ctx, node.elt)
-        return (inner[0], True) if inner else None
-    if isinstance(node, ast.DictComp):
-        inner = handle_ctor(ctx, node.value)
-        return (inner[0], True) if inner else None
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        inner = [handle_ctor(ctx, e) for e in node.elts]
-        if all(inner):
-            return inner[0][0], True
-    return None
-
-
-def _is_slice(node) -> bool:
-    if isinstance(node, ast.Slice) or (isinstance(node, ast.Constant) and node.value is Ellipsis):
-        return True
-    return isinstance(node, ast.Tuple) and (not node.elts or any(_is_slice(e) for e in node.elts))
-
-
-def derived_root(node):
-    """The expression a value keeps a handle through: ``h``, ``h["x"]``, ``h.begin()``; else None.
-    ``h["x"][:]`` reads the data out (an array), so it is not a handle."""
-    while True:
-        if isinstance(node, ast.Subscript):
-            if _is_slice(node.slice):
-                return None
-            node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DERIVED_METHODS:
-            node = node.func.value
-        else:
-            return node
-
 
 def import_edit(ctx, modules: list[str]) -> Edit | None:
     """An edit adding ``import m`` for each module not yet imported under its own name, after the
@@ -245,175 +172,50 @@ class HandleOpenedInInit(Rule):
     # ------------------------------------------------------------------ facts
 
     def extract(self, ctx):
+        """The lazy-open fix of each ``self.X = ctor(...)`` in an ``__init__``, by (method, attr)."""
         out = {}
         for fn in ctx.functions:
-            if not fn.self_name:
+            if fn.node.name != "__init__" or not fn.self_name:
                 continue
-            handles = []  # (attr, ctor, several, span, row, via)
-            derived = []  # (attr, from_attr)
-            closed = set()
-            later: dict[str, int] = {}  # attr -> last row it is assigned something else
-            fixes = {}  # attr -> edits of the lazy-open fix
-            for node in ctx.walk_function(fn.node):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "close":
-                    if ctx.is_self_attr(node.func.value, fn):
-                        closed.add(node.func.value.attr)
-                if isinstance(node, ast.Delete):
-                    for t in node.targets:
-                        if ctx.is_self_attr(t, fn):
-                            closed.add(t.attr)
-                if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            for stmt in fn.node.body:
+                if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and ctx.is_self_attr(stmt.targets[0], fn)):
                     continue
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if not ctx.is_self_attr(target, fn):
-                        continue
-                    attr = target.attr
-                    found = handle_ctor(ctx, node.value)
-                    if found:
-                        fix = lazy_open_fix(ctx, fn, node, attr) if fn.node.name == "__init__" and not found[1] else None
-                        handles.append((attr, found[0], found[1], ctx.span(node), node.lineno, None))
-                        if fix:
-                            fixes[attr] = fix
-                        continue
-                    root = derived_root(node.value)
-                    if root is not None and ctx.is_self_attr(root, fn):
-                        if root.attr != attr:
-                            derived.append((attr, root.attr))
-                        continue
-                    local = self._local_handle(ctx, fn, root)
-                    if local:
-                        handles.append((attr, local, False, ctx.span(node), node.lineno, root.id))
-                        continue
-                    later[attr] = max(later.get(attr, 0), node.lineno)
-            handles = [h for h in handles if later.get(h[0], 0) < h[4]]
-            if handles or derived or closed:
-                out[fn.qualname] = {"handles": handles, "derived": derived, "closed": sorted(closed), "fixes": fixes}
+                if not isinstance(stmt.value, ast.Call):
+                    continue
+                fix = lazy_open_fix(ctx, fn, stmt, stmt.targets[0].attr)
+                if fix:
+                    out[(fn.qualname, stmt.targets[0].attr)] = fix
         return out or None
 
-    @staticmethod
-    def _local_handle(ctx, fn, node) -> str | None:
-        """A local name bound only to handle calls (not a ``with`` target, not closed here)."""
-        if not isinstance(node, ast.Name):
-            return None
-        binding = ctx.lookup(node.id, ctx.scope_of(node))
-        if binding is None or binding.kind != "local" or not binding.values or binding is ctx.module_scope.bindings.get(node.id):
-            return None
-        ctors = set()
-        for value in binding.values:
-            found = handle_ctor(ctx, value) if value is not None else None
-            if not found or found[1]:
-                return None
-            ctors.add(found[0])
-        for sub in ctx.walk_function(fn.node):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr == "close"
-                and isinstance(sub.func.value, ast.Name)
-                and sub.func.value.id == node.id
-            ):
-                return None
-        return ctors.pop() if len(ctors) == 1 else None
-
-    # ------------------------------------------------------------------ the join
-
-    def findings(self, project):
-        """(dataset class, handle assignment facts, owner function, reader name) for every
-        handle opened before the workers start and used by worker code; no start-method filter."""
-        index = project.index
-        for ref in index.dataset_classes():
-            if proven_without_workers(index, ref):
-                continue
-            if any(index.find_method(ref, hook) for hook in PICKLE_HOOKS):
-                continue
-            init = index.find_method(ref, "__init__")
-            if init is None:
-                continue
-            in_class = in_hierarchy(index, ref)
-            workers = [f for f, _ in index.worker_functions(ref).values() if in_class(f)]
-            if not workers:
-                continue
-            setup = setup_functions(index, ref, init)
-            handles = []
-            children: dict[str, set[str]] = {}
-            closed: set[str] = set()
-            for f in setup:
-                entry = (project.payload(self.code, f.file.path) or {}).get(f.fn.qualname)
-                if not entry:
-                    continue
-                handles.extend((f, h) for h in entry["handles"])
-                for attr, parent in entry["derived"]:
-                    children.setdefault(parent, set()).add(attr)
-                closed.update(entry["closed"])
-            reads = set().union(*(f.fn.self_reads for f in workers))
-            writes = set().union(*(set(f.fn.self_writes) for f in workers))
-            for f, (attr, ctor, several, span, row, via) in handles:
-                if attr in closed:
-                    continue
-                family = {attr}
-                frontier = [attr]
-                while frontier:
-                    for child in children.get(frontier.pop(), ()):
-                        if child not in family:
-                            family.add(child)
-                            frontier.append(child)
-                used = sorted(family & reads)
-                if not used or family & writes:
-                    continue
-                reader = next(w.fn.name for w in workers if set(used) & w.fn.self_reads)
-                fix = None
-                entry = (project.payload(self.code, f.file.path) or {}).get(f.fn.qualname) or {}
-                if len(family) == 1 and via is None and self._assigned_once(index, ref, attr):
-                    fix = entry.get("fixes", {}).get(attr)
-                yield ref, f, attr, ctor, several, span, via, used, reader, fix
-
-    def fork_hazards(self, project):
-        out: dict[str, list] = {}
-        for ref, f, attr, ctor, several, span, via, used, reader, _ in self.findings(project):
-            desc = f"`self.{attr}` holds {HANDLE_CTORS[ctor]} opened in `{f.fn.name}` and used in `{reader}` (DL104)"
-            item = (desc, f.file.path, span.row)
-            bucket = out.setdefault(ref.cls.qualname, [])
-            if item not in bucket:
-                bucket.append(item)
-        return out
-
     def check(self, project):
-        index = project.index
-        reported = set()
-        for ref, f, attr, ctor, several, span, via, used, reader, edits in self.findings(project):
-            methods = start_methods_for(index, ref)
+        model = project.index
+        for site in model.handle_sites():
+            cls = site.detail["cls"]
+            methods = model.start_methods_for(cls)
             if methods and methods <= {"spawn", "forkserver"}:
                 continue  # no fork: the same handle is a pickling error (DL103)
-            key = (f.file.path, span)
-            if key in reported:
-                continue
-            reported.add(key)
-            what = HANDLE_CTORS[ctor]
-            if several:
-                what = f"one {what.removeprefix('a ').removeprefix('an ')} per item"
-            if via:
-                what = f"an object read from {what} (local `{via}`)"
-            through = "" if used == [attr] else f" (through `self.{'`, `self.'.join(u for u in used if u != attr)}`)"
-            start = "fork" if "fork" in methods else "fork, when the start method resolves to it"
+            attr, fn, used = site.detail["attr"], site.detail["function"], site.detail["used"]
+            through = "" if used == [attr] else f" (via `self.{'`, `self.'.join(u for u in used if u != attr)}`)"
+            start = "forked workers" if "fork" in methods else "workers, if forked,"
+            edits = None
+            if len(used) == 1 and used == [attr] and not site.detail["several"] and self._assigned_once(model, cls, attr):
+                edits = (project.payload(self.code, fn.file.path) or {}).get((fn.fn.qualname, attr))
             yield Diagnostic(
                 self.code,
-                f"`self.{attr}` holds {what}, opened in `{f.fn.name}` and used in `{reader}`{through}: under {start} "
-                "every worker inherits the same descriptor, so workers share its offset and library state "
-                "(wrong data, CRC errors, crashes); open it lazily in each worker (store the path, set it to None, "
-                "open on first use)",
-                f.file.path,
-                span,
+                f"`self.{attr}` holds {site.what} opened in `{fn.fn.name}` and used in `{site.detail['reader']}`{through}: "
+                f"{start} share it; open it lazily per worker",
+                site.path,
+                site.span,
                 fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", edits) if edits else None,
                 severity=self.severity,
             )
 
     @staticmethod
-    def _assigned_once(index, ref, attr) -> bool:
+    def _assigned_once(model, ref, attr) -> bool:
         """The attribute is set in one place only and no method, property or class attribute of the
         class hierarchy (subclasses included) already uses the name the fix needs."""
         count = 0
-        for cls in {c.key: c for c in (*index.mro(ref), *index.subclasses_of(ref))}.values():
+        for cls in {c.key: c for c in (*model.mro(ref), *model.subclasses_of(ref))}.values():
             names = set(cls.cls.methods) | set(cls.cls.class_attrs)
             if names & {attr, f"_{attr}_open", f"_{attr}_handle", f"_{attr}_pid"}:
                 return False

@@ -7,7 +7,6 @@ import ast
 from dllint.model import Diagnostic
 from dllint.names import canonical
 from dllint.rules.base import Rule
-from dllint.rules.dl202_unsharded_iterable_dataset import proven_without_workers, worker_loaders
 
 # RNG object constructors -> how the message names them
 RNG_CTORS = {
@@ -138,9 +137,9 @@ class RngObjectCopiedToWorkers(Rule):
         index = project.index
         reported = set()
         for ref in index.dataset_classes():
-            if proven_without_workers(index, ref):
+            if index.proven_without_workers(ref):
                 continue
-            loaders = worker_loaders(index, ref)
+            loaders = index.worker_loaders(ref)
             if any(self._has_init_fn(ld) for ld in loaders):
                 continue
             own = {r.key for r in index.mro(ref)}

@@ -1,4 +1,5 @@
-"""DL204 opencv-threads-in-fork-workers."""
+"""DL204 opencv-threads-in-fork-workers: a query on the program model's OpenCV sites
+(dllint/program/hazards.py)."""
 
 from __future__ import annotations
 
@@ -6,29 +7,6 @@ import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
-from dllint.rules.dl201_cuda_in_worker import owners, start_methods_of, worker_uses
-
-_THREAD_CALLS = frozenset({"cv2.setNumThreads", "cv2.getNumThreads"})
-_ENV_READS = frozenset({"get", "getenv", "pop"})
-
-
-def _disables_threads(ctx, node) -> bool:
-    """``cv2.setNumThreads(0|1|<expr>)`` or setting ``OMP_NUM_THREADS``."""
-    if isinstance(node, ast.Call):
-        callee = ctx.call_name(node)
-        if callee == "cv2.setNumThreads":
-            value = ctx.const(node.args[0], None) if node.args else None
-            return not (isinstance(value, int) and value > 1)  # an expression: trust it
-        if any(k.arg == "OMP_NUM_THREADS" for k in node.keywords):
-            return True
-        if node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "OMP_NUM_THREADS":
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            return name not in _ENV_READS
-    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-        return isinstance(node.slice, ast.Constant) and node.slice.value == "OMP_NUM_THREADS"
-    if isinstance(node, ast.Dict):
-        return any(isinstance(k, ast.Constant) and k.value == "OMP_NUM_THREADS" for k in node.keys)
-    return False
 
 
 class OpencvThreadsInForkWorkers(Rule):
@@ -82,25 +60,9 @@ class OpencvThreadsInForkWorkers(Rule):
     }
 
     def extract(self, ctx):
-        calls: dict[str, list] = {}
-        # a callee named cv2.* comes from this file's own imports, so the file says "cv2"
-        for fn in ctx.functions if "cv2" in ctx.text else ():
-            for node in ctx.walk_function(fn.node):
-                if isinstance(node, ast.Call):
-                    callee = ctx.call_name(node)
-                    if not callee or callee in _THREAD_CALLS:
-                        continue
-                    if callee.startswith("cv2."):
-                        calls.setdefault(fn.qualname, []).append((callee, ctx.span(node), None))
-                    elif ".cv2." in callee:
-                        # `from utils.general import cv2`: a re-export, resolved in check()
-                        prefix = callee[: callee.index(".cv2.") + 4]
-                        calls.setdefault(fn.qualname, []).append((callee, ctx.span(node), prefix))
-        text = ctx.text
-        disabled = ("setNumThreads" in text or "OMP_NUM_THREADS" in text) and any(
-            _disables_threads(ctx, node) for node in ctx.all_nodes()
-        )
-        point = None
+        """Where ``cv2.setNumThreads(0)`` goes: after the module's ``import cv2``."""
+        if "cv2" not in ctx.text:
+            return None
         for stmt in ctx.tree.body:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
@@ -109,40 +71,14 @@ class OpencvThreadsInForkWorkers(Rule):
                         line = ctx.lines[row - 1] if row <= len(ctx.lines) else ""
                         if line.rstrip().endswith("\\"):
                             continue
-                        point = (alias.asname or "cv2", row, len(line) + 1)
-                        break
-            if point:
-                break
-        if not calls and not disabled:
-            return None
-        return {"calls": calls, "disabled": disabled, "import": point}
-
-    def _sites(self, project):
-        if any(payload["disabled"] for _, payload in project.payloads(self.code)):
-            return []
-        defaults = project.settings.default_start_methods()
-        sites = []
-        for (path, qualname), uses in worker_uses(project.index).items():
-            payload = project.payload(self.code, path)
-            if not payload or qualname not in payload["calls"]:
-                continue
-            if any(u.loaders for u in uses):
-                methods = start_methods_of(uses, project.settings)
-            else:
-                methods = set(defaults)
-            if "fork" not in methods:
-                continue
-            for callee, span, via in payload["calls"][qualname]:
-                if via is not None:
-                    if project.index.resolve(via, project.files[path].root) != "cv2":
-                        continue
-                    callee = "cv2" + callee[len(via):]
-                sites.append((path, callee, span, uses, payload["import"]))
-        return sites
+                        return (alias.asname or "cv2", row, len(line) + 1)
+        return None
 
     def check(self, project):
-        for path, callee, span, uses, point in self._sites(project):
+        model = project.index
+        for site in model.opencv_sites():
             fix = None
+            point = project.payload(self.code, site.path)
             if point is not None:
                 name, row, col = point
                 fix = Fix(
@@ -152,20 +88,10 @@ class OpencvThreadsInForkWorkers(Rule):
                 )
             yield Diagnostic(
                 self.code,
-                f"`{callee}` runs in forked DataLoader workers ({owners(uses)}) with OpenCV's thread pool inherited "
-                "from the parent, which can hang the worker; call `cv2.setNumThreads(0)` after importing cv2 "
-                "(or set OMP_NUM_THREADS=1, or use multiprocessing_context=\"spawn\")",
-                path,
-                span,
+                f"{site.what} runs in forked workers ({model.owners(site.uses)}) with OpenCV threads on: may hang; "
+                "call `cv2.setNumThreads(0)`",
+                site.path,
+                site.span,
                 fix=fix,
                 severity=self.severity,
             )
-
-    def fork_hazards(self, project):
-        out: dict[str, list] = {}
-        for path, callee, span, uses, point in self._sites(project):
-            for use in uses:
-                out.setdefault(use.owner_qualname, []).append(
-                    (f"`{callee}` uses OpenCV's thread pool, not fork-safe without `cv2.setNumThreads(0)` (DL204)", path, span.row)
-                )
-        return out

@@ -1,32 +1,22 @@
-"""DL301 missing-multiprocessing-context."""
+"""DL301 missing-multiprocessing-context: a query on the program model's fork hazards of each loader
+(dllint/program/hazards.py)."""
 
 from __future__ import annotations
 
 import ast
+import os
 
+from dllint.facts.edits import insertion_point
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
-from dllint.rules.dl201_cuda_in_worker import display, worker_code
 
 
-def dataset_call_key(path: str, row: int, col: int) -> str:
-    """The fork_hazards key of a Dataset built by a call at a position (a library Dataset given
-    CUDA tensors, DL102)."""
-    return f"<dataset-call>{path}:{row}:{col}"
-
-
-def insertion_point(ctx, call: ast.Call) -> tuple[int, int, bool] | None:
-    """Where a new keyword argument goes: after the last argument (row, col, needs a comma first).
-    None when a keyword cannot be appended (a bare generator argument)."""
-    items = [*call.args, *call.keywords]
-    if any(isinstance(a, ast.GeneratorExp) for a in call.args) and len(items) == 1:
-        return None
-    if not items:
-        span = ctx.span(call)
-        return span.end_row, span.end_col - 1, False
-    last = max(items, key=lambda n: (n.end_lineno, n.end_col_offset))
-    span = ctx.span(last)
-    return span.end_row, span.end_col, True
+def display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
 
 
 class MissingMultiprocessingContext(Rule):
@@ -96,73 +86,28 @@ class MissingMultiprocessingContext(Rule):
                 out[(span.row, span.col)] = point
         return out or None
 
-    def hazards(self, project) -> dict[str, list]:
-        from dllint.rules import all_rules
-
-        merged: dict[str, list] = {}
-        for rule in all_rules():
-            found = rule.fork_hazards(project) or {}
-            for key, items in found.items():
-                merged.setdefault(key, []).extend(items)
-        return merged
-
-    def _loader_hazards(self, index, loader, hazards) -> list[tuple[str, tuple]]:
-        """[(owner, (description, path, row))] for a loader, first seen first."""
-        found: list[tuple[str, tuple]] = []
-        seen: set = set()
-
-        def add(owner: str, keys) -> None:
-            for key in keys:
-                for item in hazards.get(key, ()):
-                    if tuple(item) not in seen:
-                        seen.add(tuple(item))
-                        found.append((owner, tuple(item)))
-
-        for ref in loader.datasets:
-            keys = [r.cls.qualname for r in index.mro(ref)]
-            keys += [fn.fn.qualname for fn, _ in worker_code(index, ref).values()]
-            add(f"dataset `{ref.cls.name}`", keys)
-        dataset = loader.call.args.get("dataset")
-        for alt in dataset.alternatives() if dataset is not None else ():
-            if alt.kind == "call" and alt.ref:
-                key = dataset_call_key(loader.file.path, alt.span.row, alt.span.col)
-                add(f"dataset `{alt.ref.rsplit('.', 1)[-1]}(...)`", [key])
-        for arg, targets in index.loader_callables(loader).items():
-            for target in targets:
-                keys = [fn.fn.qualname for fn, _ in index.reachable([target]).values()]
-                add(f"{arg} `{target.fn.name}`", keys)
-        return found
-
     def check(self, project):
-        index = project.index
-        hazards = None
-        for loader in index.loaders:
+        model = project.index
+        for loader in model.loaders:
             if loader.file.path not in project.targets:
                 continue
             if not loader.may_start_workers or loader.context is not None or "fork" not in loader.start_methods:
                 continue
-            if hazards is None:
-                hazards = self.hazards(project)
-            found = self._loader_hazards(index, loader, hazards)
+            found = model.fork_hazards(loader)
             if not found:
                 continue
-            here = loader.file.path
-            found.sort(key=lambda f: (f[1][1] != here, f[1][1], f[1][2]))
-            owner, (description, path, row) = found[0]
-            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            owner, site = found[0]
+            more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
             where = "fork" if loader.start_methods == {"fork"} else "fork on some targets"
-            verb = "starts" if loader.workers == "yes" else "may start"
-            message = (
-                f"DataLoader {verb} workers with {where} (no `multiprocessing_context`) and its {owner} has a fork "
-                f"hazard: {description} at {display(path)}:{row}{more}; pass `multiprocessing_context=\"spawn\"`"
-            )
             yield Diagnostic(
                 self.code,
-                message,
+                f"Loader starts workers with {where}, but its {owner} has a fork hazard "
+                f"({site.rule} at {display(site.path)}:{site.row}){more}",
                 loader.file.path,
                 loader.call.func_span,
                 fix=self._fix(project, loader),
                 severity=self.severity,
+                details=(("hazards", tuple(f"{s.rule} {display(s.path)}:{s.row} {s.what}" for _, s in found)),),
             )
 
     def _fix(self, project, loader) -> Fix | None:

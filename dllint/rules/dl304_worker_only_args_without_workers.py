@@ -18,12 +18,11 @@ from __future__ import annotations
 import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
-from dllint.names import DATALOADER, GET_CONTEXT, canonical
+from dllint.names import GET_CONTEXT, NUM_WORKERS_POSITION, canonical
 from dllint.rules.base import Rule
-from dllint.rules.dl305_loader_tensors_retained import nodes_of
+from dllint.facts.loops import call_key
 
 WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
-NUM_WORKERS_POSITION = 5
 CPU_COUNT = frozenset(
     {"os.cpu_count", "multiprocessing.cpu_count", "torch.multiprocessing.cpu_count", "psutil.cpu_count"}
 )
@@ -33,10 +32,6 @@ ERRORS = {
     "persistent_workers": "ValueError: persistent_workers option needs num_workers > 0",
     "multiprocessing_context": "ValueError: multiprocessing_context can only be used with multi-process loading",
 }
-
-
-def call_key(span: Span) -> tuple[int, int]:
-    return (span.row, span.col)
 
 
 def _source_between(ctx, start: Span, end: Span) -> str:
@@ -105,7 +100,7 @@ def _positive(ctx, node) -> bool:
 def extract_calls(ctx) -> dict:
     """Per call with a worker-only keyword: positions for fixes, keyed by the call's position."""
     out: dict[tuple[int, int], dict] = {}
-    for node in nodes_of(ctx, ast.Call):
+    for node in ctx.nodes(ast.Call):
         kws = [kw for kw in node.keywords if kw.arg in WORKER_ONLY]
         if not kws:
             continue
@@ -132,21 +127,6 @@ def extract_calls(ctx) -> dict:
             }
         out[call_key(ctx.span(node))] = entry
     return out
-
-
-def passes_through(index, loader) -> tuple[bool, bool]:
-    """(torch's checks run on these arguments, positional arguments follow torch's order)."""
-    callee = canonical(loader.call.callee)
-    if callee == DATALOADER:
-        return True, True
-    ref = index.resolve_class(callee, loader.file.root)
-    if ref is not None:
-        # a project subclass: only when it keeps DataLoader's own __init__
-        if index.find_method(ref, "__init__") is not None:
-            return False, False
-        bases = {canonical(b) for b in index.external_bases(ref)}
-        return True, DATALOADER in bases
-    return True, False  # a library DataLoader subclass: keywords pass through
 
 
 def surely_positive(value) -> bool:
@@ -265,7 +245,7 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
             entry = payload.get(call_key(loader.call.span))
             if entry is None:
                 continue
-            checked, positional_ok = passes_through(index, loader)
+            checked, positional_ok = index.passes_through(loader)
             if not checked:
                 continue
             yield from self._check_loader(loader, entry, positional_ok)

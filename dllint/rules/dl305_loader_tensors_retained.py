@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from dllint.facts.context import FUNC_TYPES
-from dllint.program.model import FuncRef
+from dllint.facts.loops import loop_source, unwrap_iter
 from dllint.model import Diagnostic, Edit, Fix
 from dllint.rules.base import Rule
 
@@ -33,61 +33,12 @@ SHARING_METHODS = frozenset(
 CONTAINERS = frozenset(
     {"builtins.dict", "builtins.list", "collections.defaultdict", "collections.OrderedDict", "collections.deque"}
 )
-WRAPPERS = frozenset({"builtins.enumerate", "builtins.iter"})
-TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm"})
 CONCAT = frozenset(
     {
         "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
         "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack",
     }
 )
-
-
-def nodes_of(ctx, *types) -> list:
-    """The file's nodes of the given types, in ``ast.walk`` order (one walk per file, shared)."""
-    return ctx.nodes(*types)
-
-
-def unwrap_iter(ctx, node: ast.AST, target: ast.AST) -> tuple[ast.AST, ast.AST | None]:
-    """The iterated object and the part of the loop target that receives its items."""
-    for _ in range(4):
-        if not isinstance(node, ast.Call) or not node.args:
-            break
-        name = ctx.call_name(node)
-        if name == "builtins.enumerate":
-            node = node.args[0]
-            if isinstance(target, ast.Tuple) and len(target.elts) == 2:
-                target = target.elts[1]
-            else:
-                target = None
-        elif name in WRAPPERS or name in TQDM:
-            node = node.args[0]
-        else:
-            break
-    return node, target
-
-
-def loop_source(ctx, node: ast.AST):
-    """("name", scope qualname, name) | ("self", class qualname, attr) | None."""
-    if isinstance(node, ast.Name):
-        scope = ctx.scope_of(node)
-        first = True
-        while scope is not None:
-            if (first or scope.kind != "class") and node.id in scope.bindings:
-                binding = scope.bindings[node.id]
-                if binding.kind == "global":
-                    return ("name", ctx.module, node.id)
-                if binding.kind != "local":
-                    return None
-                return ("name", scope.qualname if scope.kind != "module" else ctx.module, node.id)
-            first = False
-            scope = scope.parent
-        return None
-    if isinstance(node, ast.Attribute):
-        fn = ctx.method_of(node)
-        if fn is not None and ctx.is_self_attr(node, fn):
-            return ("self", fn.cls.qualname, node.attr)
-    return None
 
 
 def _names(target: ast.AST) -> set[str]:
@@ -313,7 +264,7 @@ class _LoopScan:
 def _concatenated_after(ctx, loop: ast.AST, root: str) -> bool:
     """``torch.cat(container)`` / ``np.stack(...)`` after the loop, in the same function or module."""
     fn = ctx.enclosing_function(loop)
-    body = ctx.walk_function(fn.node) if fn is not None else nodes_of(ctx, ast.Call)
+    body = ctx.walk_function(fn.node) if fn is not None else ctx.nodes(ast.Call)
     for node in body:
         if (
             isinstance(node, ast.Call)
@@ -339,7 +290,7 @@ def _param_source(ctx, node: ast.AST):
 
 def extract_loops(ctx) -> list[dict]:
     out = []
-    for node in nodes_of(ctx, ast.For, ast.AsyncFor):
+    for node in ctx.nodes(ast.For, ast.AsyncFor):
         source_node, target = unwrap_iter(ctx, node.iter, node.target)
         if target is None:
             continue
@@ -351,134 +302,6 @@ def extract_loops(ctx) -> list[dict]:
         if sinks:
             out.append({"source": source, "row": node.lineno, "iter": ctx.segment(source_node, 60), "sinks": sinks})
     return out
-
-
-PARSERS = frozenset({"argparse.ArgumentParser"})
-GROUP_METHODS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
-
-
-def _is_parser(ctx, node, depth: int = 0) -> bool:
-    """``node`` is an ``argparse.ArgumentParser(...)`` (or one of its argument groups)."""
-    if depth > 3:
-        return False
-    if isinstance(node, ast.Call):
-        if ctx.call_name(node) in PARSERS:
-            return True
-        func = node.func
-        return isinstance(func, ast.Attribute) and func.attr in GROUP_METHODS and _is_parser(ctx, func.value, depth + 1)
-    if isinstance(node, ast.Name):
-        binding = ctx.lookup(node.id, ctx.scope_of(node))
-        if binding is not None and binding.kind == "local" and len(binding.values) == 1 and binding.values[0] is not None:
-            return _is_parser(ctx, binding.values[0], depth + 1)
-    return False
-
-
-def _option_dest(call: ast.Call) -> str | None:
-    dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
-    if dest is not None:
-        return dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else None
-    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    longs = [n for n in names if n.startswith("--")]
-    if longs:
-        return longs[0][2:].replace("-", "_")
-    if names and not names[0].startswith("-"):
-        return names[0]
-    return None
-
-
-def argparse_workers(ctx) -> dict:
-    """Loader calls whose num_workers is a module-level ``args.x`` (or ``int(args.x)``) where
-    ``args = parser.parse_args()`` and the option's default is an int: call position -> (default, text).
-    """
-    namespaces: dict[str, ast.AST] = {}  # module-level name -> the parser it was parsed from
-    for name, binding in ctx.module_scope.bindings.items():
-        if binding.kind != "local" or len(binding.values) != 1:
-            continue
-        value = binding.values[0]
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr in ("parse_args", "parse_known_args")
-            and _is_parser(ctx, value.func.value)
-        ):
-            namespaces[name] = value
-    if not namespaces:
-        return {}
-    defaults: dict[str, object] = {}
-    for node in nodes_of(ctx, ast.Call):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_argument"
-            and _is_parser(ctx, node.func.value)
-        ):
-            dest = _option_dest(node)
-            if dest is None:
-                continue
-            default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            value = default.value if isinstance(default, ast.Constant) else None
-            defaults[dest] = value if dest not in defaults else None  # declared twice: unknown
-    out = {}
-    for node in nodes_of(ctx, ast.Call):
-        nw = next((k.value for k in node.keywords if k.arg == "num_workers"), None)
-        if nw is None and len(node.args) > 5:
-            nw = node.args[5]
-        inner = nw
-        if isinstance(inner, ast.Call) and ctx.call_name(inner) == "builtins.int" and len(inner.args) == 1:
-            inner = inner.args[0]
-        if not (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)):
-            continue
-        if inner.value.id not in namespaces:
-            continue
-        binding = ctx.lookup(inner.value.id, ctx.scope_of(inner.value))
-        if binding is not ctx.module_scope.bindings.get(inner.value.id):
-            continue
-        default = defaults.get(inner.attr)
-        if isinstance(default, int) and not isinstance(default, bool):
-            span = ctx.span(node)
-            out[(span.row, span.col)] = (default, ctx.segment(nw, 60))
-    return out
-
-
-def effective_workers(project, loader) -> tuple[str, str]:
-    """("yes"/"no"/"maybe", how num_workers reads): a script's argparse default decides "maybe"."""
-    nw = loader.call.args.get("num_workers")
-    shown = f"num_workers={nw.text}" if nw is not None and nw.text else "workers"
-    if loader.workers != "maybe":
-        return loader.workers, shown
-    payload = project.files[loader.file.path].payloads.get("DL305") if loader.file.path in project.files else None
-    found = (payload or {}).get("argparse", {}).get((loader.call.span.row, loader.call.span.col))
-    if found is None:
-        return "maybe", shown
-    default, text = found
-    return ("yes" if default > 0 else "no"), f"num_workers={text}, {default} by default"
-
-
-def passing_calls(facts) -> list:
-    """(callee, [(position or keyword, loop source)]) of the calls a file makes, at module level
-    and in its functions, with arguments naming a variable (from DL303's extract)."""
-    payload = facts.payloads.get("DL303")
-    if not payload:
-        return []
-    calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
-    for entry in payload["functions"].values():
-        calls.extend(entry.get("passes", ()))
-    return calls
-
-
-def loaders_for(index, facts, source) -> list:
-    """The project's loaders a loop source refers to (same file)."""
-    kind, scope, name = source
-    found = []
-    for loader in index.loaders_in(facts.path):
-        call = loader.call
-        if kind == "name" and call.target == name and call.scope == scope:
-            found.append(loader)
-        elif kind == "self" and call.target == f"self.{name}":
-            fn = facts.functions.get(call.scope)
-            if fn is not None and fn.cls == scope:
-                found.append(loader)
-    return found
 
 
 class LoaderTensorsRetained(Rule):
@@ -542,76 +365,23 @@ class LoaderTensorsRetained(Rule):
             """,
     }
 
-    def _caller_map(self, project) -> dict:
-        """Callee function key -> [(caller facts, [(position or keyword, loop source)])], from the
-        calls DL303's extract records (arguments that name a variable built by a call)."""
-        if self._callers is not None:
-            return self._callers
-        index = project.index
-        out: dict = {}
-        for facts in project.files.values():
-            for callee, args in passing_calls(facts):
-                if not args:
-                    continue
-                found = index.resolve(callee, facts.root)
-                if isinstance(found, FuncRef):
-                    out.setdefault(found.key, []).append((facts, args, callee))
-        self._callers = out
-        return out
-
-    def _passed_loader(self, project, facts, source) -> str | None:
-        """How a worker-backed loader reaches a parameter loop: through a call that passes one."""
-        _kind, qualname, name = source
-        fn = facts.functions.get(qualname)
-        if fn is None or name not in fn.params:
-            return None
-        params = list(fn.params)
-        if fn.cls is not None and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        for caller, args, callee in self._caller_map(project).get((facts.path, qualname), ()):
-            for pos, arg_source in args:
-                param = params[pos] if isinstance(pos, int) and pos < len(params) else pos
-                if param != name:
-                    continue
-                loaders = loaders_for(project.index, caller, tuple(arg_source))
-                verdicts = [effective_workers(project, ld) for ld in loaders]
-                if loaders and all(v == "yes" for v, _ in verdicts):
-                    return f"passed by `{callee.rsplit('.', 1)[-1]}(...)` with {verdicts[0][1]}"
-        return None
-
-    def wants(self, index) -> set[str]:
-        """Functions a worker-backed loader is passed to: their loops may keep its batches. Their
-        files are asked for by resolving each callee as ``check`` will (not by name: a `train`
-        mentioned anywhere is not this one)."""
-        for facts in list(index.files.values()):
-            for callee, args in passing_calls(facts):
-                for _pos, source in args:
-                    loaders = loaders_for(index, facts, tuple(source))
-                    if loaders and all(effective_workers(index, ld)[0] == "yes" for ld in loaders):
-                        with index.quietly(False):
-                            index.resolve(callee, facts.root)
-                        break
-        return set()
-
     def extract(self, ctx):
         loops = extract_loops(ctx)
-        defaults = argparse_workers(ctx)
-        return {"loops": loops, "argparse": defaults} if loops or defaults else None
+        return {"loops": loops} if loops else None
 
     def check(self, project):
-        index = project.index
-        self._callers = None
+        model = project.index
         for facts, payload in project.payloads(self.code):
             for loop in payload["loops"]:
                 source = tuple(loop["source"])
                 if source[0] == "param":
-                    found = self._passed_loader(project, facts, source)
+                    found = model.passed_loader(facts, source)
                     if found is None:
                         continue
                     shown = found
                 else:
-                    loaders = loaders_for(index, facts, source)
-                    verdicts = [effective_workers(project, ld) for ld in loaders]
+                    loaders = model.loaders_for(facts, source)
+                    verdicts = [model.effective_workers(ld) for ld in loaders]
                     if not loaders or any(v != "yes" for v, _ in verdicts):
                         continue
                     shown = verdicts[0][1]

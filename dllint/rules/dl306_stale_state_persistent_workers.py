@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import ast
 
-from dllint.program.model import ClassRef
+from dllint.program.refs import ClassRef
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
-from dllint.rules.dl304_worker_only_args_without_workers import call_key
-from dllint.rules.dl305_loader_tensors_retained import loop_source, nodes_of
+from dllint.facts.loops import call_key, loop_source
 
 EXTERNAL_MUTATORS = frozenset({"set_epoch"})
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -49,7 +48,7 @@ def _dataset_arg(call: ast.Call):
 
 def extract_mutations(ctx) -> dict | None:
     calls = {}
-    for node in nodes_of(ctx, ast.Call):
+    for node in ctx.nodes(ast.Call):
         if not any(kw.arg == "persistent_workers" for kw in node.keywords):
             continue
         ds = _dataset_arg(node)
@@ -78,7 +77,7 @@ def extract_mutations(ctx) -> dict | None:
             wanted.setdefault(("ds", tuple(entry["ds"])), []).append(key)
         if entry["loader"]:
             wanted.setdefault(("loader", tuple(entry["loader"])), []).append(key)
-    for node in nodes_of(ctx, ast.Assign, ast.AugAssign, ast.Call):
+    for node in ctx.nodes(ast.Assign, ast.AugAssign, ast.Call):
         target = None
         kind = None
         if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -120,7 +119,7 @@ def _state_writers(ctx) -> list[str]:
     """Methods that update an attribute of ``self`` in place (``self.n += 1``); plain and annotated
     assignments are in the core facts already (``FunctionFacts.self_writes``)."""
     out = set()
-    for node in nodes_of(ctx, ast.AugAssign):
+    for node in ctx.nodes(ast.AugAssign):
         if isinstance(node.target, ast.Attribute):
             fn = ctx.method_of(node)
             if fn is not None and ctx.is_self_attr(node.target, fn):

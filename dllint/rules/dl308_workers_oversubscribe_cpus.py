@@ -12,8 +12,8 @@ import ast
 
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
-from dllint.rules.dl305_loader_tensors_retained import nodes_of
-from dllint.rules.dl304_worker_only_args_without_workers import NUM_WORKERS_POSITION, call_key, passes_through
+from dllint.facts.loops import call_key
+from dllint.names import NUM_WORKERS_POSITION
 
 CPU_COUNT = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "torch.multiprocessing.cpu_count"})
 
@@ -46,7 +46,7 @@ def _whole_machine(ctx, node, depth: int = 0) -> str | None:
 
 def extract_cpu_counts(ctx) -> dict | None:
     out = {}
-    for node in nodes_of(ctx, ast.Call):
+    for node in ctx.nodes(ast.Call):
         nw = next((kw.value for kw in node.keywords if kw.arg == "num_workers"), None)
         positional = False
         if nw is None and len(node.args) > NUM_WORKERS_POSITION:
@@ -114,7 +114,7 @@ class WorkersOversubscribeCpus(Rule):
             entry = payload.get(call_key(loader.call.span)) if payload else None
             if entry is None:
                 continue
-            checked, positional_ok = passes_through(index, loader)
+            checked, positional_ok = index.passes_through(loader)
             if not checked or (entry["positional"] and not positional_ok):
                 continue
             yield Diagnostic(

@@ -1,0 +1,270 @@
+"""Where a script starts DataLoader workers, read off one file: what its module-level code
+iterates or calls (outside ``if __name__ == "__main__":``), what each function iterates (its own
+loops, its parameters) and which calls pass a variable on; and the argparse defaults a script's
+``num_workers=args.x`` reads. The program model joins these with the loaders (dllint/program/starts.py).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.facts.context import FUNC_TYPES, is_main_guard_test
+from dllint.facts.loops import loop_source, unwrap_iter
+
+CONSUMERS = frozenset({"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple", "builtins.enumerate", "builtins.zip", "builtins.sorted"})
+CONSUMER_NAMES = frozenset(c.rsplit(".", 1)[1] for c in CONSUMERS)
+MAX_CALL_DEPTH = 5
+TRAINERS = frozenset({"lightning.Trainer", "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"})
+FIT_METHODS = frozenset({"fit", "validate", "test", "predict"})
+LIGHTNING_HOOKS = ("train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader")
+
+def _module_statements(tree: ast.Module):
+    """Statements that run at import time, outside the main guard, defs and classes."""
+    stack = list(reversed(tree.body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (*FUNC_TYPES, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.If) and is_main_guard_test(stmt.test):
+            stack.extend(reversed(stmt.orelse))
+            continue
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list):
+                stack.extend(reversed(block))
+
+
+def _own_nodes(stmt: ast.AST):
+    """The expressions of a statement itself (not of nested statements, defs or lambdas)."""
+    stack = []
+    for name, value in ast.iter_fields(stmt):
+        if name in ("body", "orelse", "finalbody", "handlers"):
+            continue
+        if isinstance(value, ast.AST):
+            stack.append(value)
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, ast.AST))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.Lambda, *FUNC_TYPES, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _iterations(ctx, nodes):
+    """(iterated expression, span) for each place in ``nodes`` that iterates something."""
+    for node in nodes:
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            src, _ = unwrap_iter(ctx, node.iter, node.target)
+            yield src, ctx.span(node.iter)
+        elif isinstance(node, ast.comprehension):
+            src, _ = unwrap_iter(ctx, node.iter, node.target)
+            yield src, ctx.span(node.iter)
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.func, ast.Name)
+            and node.func.id in CONSUMER_NAMES
+            and ctx.call_name(node) in CONSUMERS
+        ):
+            src, _ = unwrap_iter(ctx, node.args[0], None)
+            yield src, ctx.span(node)
+
+
+def _call_args(ctx, call: ast.Call) -> list:
+    """Arguments of a call that name a local or global: (position or keyword, loop source)."""
+    out = []
+    pairs = [(i, a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+    for key, arg in pairs:
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, (ast.Name, ast.Attribute)) and _built_by_call(ctx, arg):
+            source = loop_source(ctx, arg)
+            if source is not None:
+                out.append((key, source))
+    return out
+
+
+def _built_by_call(ctx, arg) -> bool:
+    """A name assigned from a call (a loader is built by one); ``self.x`` always qualifies."""
+    if isinstance(arg, ast.Attribute):
+        return isinstance(arg.value, ast.Name)
+    binding = ctx.lookup(arg.id, ctx.scope_of(arg))
+    return binding is not None and binding.kind == "local" and any(isinstance(v, ast.Call) for v in binding.values)
+
+
+def _calls_with_args(ctx, nodes) -> list:
+    out = []
+    for node in nodes:
+        if isinstance(node, ast.Call) and any(
+            isinstance(a, (ast.Name, ast.Attribute)) for a in (*node.args, *(k.value for k in node.keywords))
+        ):
+            args = _call_args(ctx, node)
+            if not args:
+                continue
+            callee = ctx.call_name(node)
+            if callee and not callee.startswith("builtins."):
+                out.append((callee, args))
+    return out
+
+
+def _trainer_call(ctx, call: ast.Call) -> dict | None:
+    """``trainer.fit(model, loader)`` where ``trainer = lightning.Trainer(...)``: what it is given
+    (loaders by name, and the classes of objects built at module level, whose *_dataloader()
+    methods Lightning calls)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in FIT_METHODS and isinstance(func.value, ast.Name)):
+        return None
+    binding = ctx.lookup(func.value.id, ctx.scope_of(func.value))
+    if binding is None or binding.kind != "local" or len(binding.values) != 1:
+        return None
+    made = binding.values[0]
+    if not (isinstance(made, ast.Call) and ctx.call_name(made) in TRAINERS):
+        return None
+    sources, classes = [], []
+    for arg in (*call.args, *(k.value for k in call.keywords)):
+        if isinstance(arg, ast.Name):
+            source = loop_source(ctx, arg)
+            if source is not None:
+                sources.append(source)
+            value = ctx.value(arg)
+            for alt in value.alternatives():
+                if alt.kind == "call" and alt.ref:
+                    classes.append(alt.ref)
+    return {"kind": "trainer", "sources": sources, "classes": classes, "span": ctx.span(call), "text": ctx.segment(func, 60)}
+
+
+def extract_starts(ctx) -> dict | None:
+    module_sites = []  # what module-level code iterates or calls, in source order
+    for stmt in _module_statements(ctx.tree):
+        nodes = [stmt, *_own_nodes(stmt)] if isinstance(stmt, (ast.For, ast.AsyncFor)) else list(_own_nodes(stmt))
+        for src, span in _iterations(ctx, nodes):
+            if isinstance(src, ast.Call):
+                module_sites.append({"kind": "direct", "call": (ctx.span(src).row, ctx.span(src).col), "span": span, "text": ctx.segment(src, 60)})
+            else:
+                source = loop_source(ctx, src)
+                if source is not None:
+                    module_sites.append({"kind": "iter", "source": source, "span": span, "text": ctx.segment(src, 60)})
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                trainer = _trainer_call(ctx, node)
+                if trainer is not None:
+                    module_sites.append(trainer)
+                    continue
+                callee = ctx.call_name(node)
+                if callee and not callee.startswith("builtins."):
+                    module_sites.append(
+                        {"kind": "call", "callee": callee, "span": ctx.span(node), "text": ctx.segment(node.func, 60), "args": _call_args(ctx, node)}
+                    )
+    functions: dict[str, dict] = {}
+    for fn in ctx.functions:
+        iters, params = [], []
+        param_names = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
+        body = [n for n in ctx.walk_function(fn.node) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.Call))]
+        for node in body:
+            for src, _ in _iterations(ctx, [node]):
+                if isinstance(src, ast.Call):
+                    iters.append(("direct", (ctx.span(src).row, ctx.span(src).col)))
+                elif isinstance(src, ast.Name) and src.id in param_names:
+                    binding = ctx.lookup(src.id, ctx.scope_of(src))
+                    if binding is not None and binding.kind == "param":
+                        params.append(src.id)
+                        continue
+                source = loop_source(ctx, src) if not isinstance(src, ast.Call) else None
+                if source is not None:
+                    iters.append(("source", source))
+        passes = _calls_with_args(ctx, body)
+        if iters or params or passes:
+            functions[fn.qualname] = {"iters": iters, "params": params, "param_names": param_names, "passes": passes}
+    if not module_sites and not functions:
+        return None
+    return {"module": module_sites, "functions": functions}
+
+
+PARSERS = frozenset({"argparse.ArgumentParser"})
+GROUP_METHODS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
+
+
+def _is_parser(ctx, node, depth: int = 0) -> bool:
+    """``node`` is an ``argparse.ArgumentParser(...)`` (or one of its argument groups)."""
+    if depth > 3:
+        return False
+    if isinstance(node, ast.Call):
+        if ctx.call_name(node) in PARSERS:
+            return True
+        func = node.func
+        return isinstance(func, ast.Attribute) and func.attr in GROUP_METHODS and _is_parser(ctx, func.value, depth + 1)
+    if isinstance(node, ast.Name):
+        binding = ctx.lookup(node.id, ctx.scope_of(node))
+        if binding is not None and binding.kind == "local" and len(binding.values) == 1 and binding.values[0] is not None:
+            return _is_parser(ctx, binding.values[0], depth + 1)
+    return False
+
+
+def _option_dest(call: ast.Call) -> str | None:
+    dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
+    if dest is not None:
+        return dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else None
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    longs = [n for n in names if n.startswith("--")]
+    if longs:
+        return longs[0][2:].replace("-", "_")
+    if names and not names[0].startswith("-"):
+        return names[0]
+    return None
+
+
+def argparse_workers(ctx) -> dict:
+    """Loader calls whose num_workers is a module-level ``args.x`` (or ``int(args.x)``) where
+    ``args = parser.parse_args()`` and the option's default is an int: call position -> (default, text).
+    """
+    namespaces: dict[str, ast.AST] = {}  # module-level name -> the parser it was parsed from
+    for name, binding in ctx.module_scope.bindings.items():
+        if binding.kind != "local" or len(binding.values) != 1:
+            continue
+        value = binding.values[0]
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr in ("parse_args", "parse_known_args")
+            and _is_parser(ctx, value.func.value)
+        ):
+            namespaces[name] = value
+    if not namespaces:
+        return {}
+    defaults: dict[str, object] = {}
+    for node in ctx.nodes(ast.Call):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+            and _is_parser(ctx, node.func.value)
+        ):
+            dest = _option_dest(node)
+            if dest is None:
+                continue
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            value = default.value if isinstance(default, ast.Constant) else None
+            defaults[dest] = value if dest not in defaults else None  # declared twice: unknown
+    out = {}
+    for node in ctx.nodes(ast.Call):
+        nw = next((k.value for k in node.keywords if k.arg == "num_workers"), None)
+        if nw is None and len(node.args) > 5:
+            nw = node.args[5]
+        inner = nw
+        if isinstance(inner, ast.Call) and ctx.call_name(inner) == "builtins.int" and len(inner.args) == 1:
+            inner = inner.args[0]
+        if not (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)):
+            continue
+        if inner.value.id not in namespaces:
+            continue
+        binding = ctx.lookup(inner.value.id, ctx.scope_of(inner.value))
+        if binding is not ctx.module_scope.bindings.get(inner.value.id):
+            continue
+        default = defaults.get(inner.attr)
+        if isinstance(default, int) and not isinstance(default, bool):
+            span = ctx.span(node)
+            out[(span.row, span.col)] = (default, ctx.segment(nw, 60))
+    return out

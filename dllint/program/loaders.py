@@ -1,0 +1,287 @@
+"""Loader facts, once per loader: every DataLoader construction with the Dataset classes that flow
+into it, its worker count, its start methods, its collate_fn and worker_init_fn; and the start
+method in force for a file (its own ``set_start_method``, the entry scripts importing it, or the
+targets' default).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from dllint.model import FileFacts, LoaderCall, Value
+from dllint.names import GET_CONTEXT, START_METHODS, canonical
+from dllint.program.refs import ClassRef, FuncRef, Loader
+
+
+class Loaders:
+    @cached_property
+    def loaders(self) -> list[Loader]:
+        out: list[Loader] = []
+        with self.quietly(False):  # a loader's arguments matter, wherever it is first asked for
+            for facts in self.files.values():
+                for call in facts.loaders:
+                    if not self.is_loader_class(call.callee, facts.root):
+                        continue
+                    out.append(self._loader(facts, call))
+        return out
+
+    def loaders_in(self, path: str) -> list[Loader]:
+        """The loaders built in one file (rules ask per loop and per call: not a scan each time)."""
+        by_path = self.__dict__.get("_loaders_by_path")
+        if by_path is None:
+            by_path = self.__dict__["_loaders_by_path"] = {}
+            for loader in self.loaders:
+                by_path.setdefault(loader.file.path, []).append(loader)
+        return by_path.get(path, [])
+
+    @cached_property
+    def _used_as_dataset(self) -> set[tuple[str, str]]:
+        keys: set[tuple[str, str]] = set()
+        with self.quietly(False):  # what a loader is given matters
+            for facts in self.files.values():
+                for call in facts.loaders:
+                    if not self.is_loader_class(call.callee, facts.root):
+                        continue
+                    for ref in self._dataset_refs(facts, call)[0]:
+                        if self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__"):
+                            keys.add(ref.key)
+        return keys
+
+    def _dataset_refs(self, facts: FileFacts, call: LoaderCall) -> tuple[list[ClassRef], list[str]]:
+        value = call.args.get("dataset")
+        if value is None:
+            return [], []
+        project: list[ClassRef] = []
+        external: list[str] = []
+        for alt in self.expand(value, facts):
+            if alt.kind == "call" and alt.ref:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, ClassRef):
+                    project.append(found)
+                elif isinstance(found, str):
+                    external.append(found)
+        return project, external
+
+    def expand(self, value: Value, facts: FileFacts, depth: int = 0) -> list[Value]:
+        """A value's alternatives, looking through calls of project functions to what they return."""
+        out: list[Value] = []
+        for alt in value.alternatives():
+            if alt.kind == "call" and alt.ref and depth < 3:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, FuncRef) and found.fn.returns:
+                    for ret in found.fn.returns:
+                        out.extend(self.expand(ret, found.file, depth + 1))
+                    continue
+            out.append(alt)
+        return out
+
+    def workers_of(self, facts: FileFacts, call: LoaderCall) -> str:
+        value = call.args.get("num_workers")
+        if value is None:
+            return "maybe" if call.unresolved_kwargs else "no"
+        verdicts = set()
+        for alt in value.alternatives():
+            const = alt.const if alt.kind == "const" else None
+            if const is None and alt.kind == "ref":
+                c = self.constant(alt, facts.root)
+                const = c.const if c is not None else None
+            if isinstance(const, int) and not isinstance(const, bool):
+                verdicts.add("no" if const <= 0 else "yes")
+            else:
+                verdicts.add("maybe")
+        if verdicts == {"no"}:
+            return "no"
+        if verdicts == {"yes"}:
+            return "yes"
+        return "maybe"
+
+    def context_of(self, facts: FileFacts, call: LoaderCall) -> str | None:
+        value = call.args.get("multiprocessing_context")
+        if value is None:
+            return "unknown" if call.unresolved_kwargs else None
+        methods = set()
+        for alt in value.alternatives():
+            if alt.kind == "const":
+                if alt.const is None:
+                    methods.add("none")
+                elif alt.const in START_METHODS:
+                    methods.add(alt.const)
+                else:
+                    methods.add("unknown")
+            elif alt.kind == "call" and canonical(alt.ref) in GET_CONTEXT:
+                methods.add(alt.const if alt.const in START_METHODS else "unknown")
+            else:
+                methods.add("unknown")
+        if methods == {"none"}:
+            return None
+        methods.discard("none")
+        return methods.pop() if len(methods) == 1 else "unknown"
+
+    def _loader(self, facts: FileFacts, call: LoaderCall) -> Loader:
+        workers = self.workers_of(facts, call)
+        context = self.context_of(facts, call)
+        if context is not None:
+            methods = frozenset({context})
+        else:
+            methods = self.global_start_methods(facts)
+        project, external = self._dataset_refs(facts, call)
+        return Loader(facts, call, workers, context, methods, project, external)
+
+    def global_start_methods(self, facts: FileFacts) -> frozenset[str]:
+        """The start method set by set_start_method for code in ``facts``, else the defaults."""
+        found = self.start_method_calls(facts)
+        if found:
+            methods = frozenset(s.method if s.method in START_METHODS else "unknown" for _, s in found)
+            if self.default_also_applies(facts):
+                methods |= self.settings.default_start_methods()
+            return methods
+        return self.settings.default_start_methods()
+
+    def default_also_applies(self, facts: FileFacts) -> bool:
+        """The applying set_start_method calls come from some entry scripts importing ``facts``,
+        but another entry script (a module with a ``__main__`` guard that no other importer
+        imports) reaches it without setting one: there the target's default applies."""
+        if facts.start_methods or not self.start_method_calls(facts):
+            return False
+        callers = self.importers(facts.path)
+        if not any(c.start_methods for c in callers):
+            return False  # the calls run on import: they apply to every entry
+        imported = set().union(*(self.imports_of(c) for c in callers))
+        setters = {
+            f.path for f in self.files.values() if any(s.module_level and not s.in_main_guard for s in f.start_methods)
+        }
+        for entry in callers:
+            if entry.main_guard is None or entry.path in imported or entry.start_methods:
+                continue
+            if not (self.imports_of(entry) & setters):
+                return True
+        return False
+
+    def start_method_calls(self, facts: FileFacts) -> list:
+        """[(file, StartMethodCall)] of the ``set_start_method`` calls that apply to code in
+        ``facts``: its own; else those of the entry scripts importing it; else module-level calls
+        (run on import) in a project module that it or those entry scripts import."""
+        memo = self.__dict__.setdefault("_start_calls_memo", {})
+        if facts.path not in memo:
+            memo[facts.path] = self._start_method_calls(facts)
+        return memo[facts.path]
+
+    def _start_method_calls(self, facts: FileFacts) -> list:
+        own = [(facts, s) for s in facts.start_methods]
+        if own:
+            return own
+        callers = self.importers(facts.path)
+        found = [(f, s) for f in callers for s in f.start_methods]
+        if found:
+            return found
+        imported = set().union(*(self.imports_of(c) for c in (facts, *callers)))
+        out = []
+        for f in self.files.values():
+            if f is facts or f.path not in imported:
+                continue
+            out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
+        return out
+
+    def imports_of(self, facts: FileFacts) -> frozenset[str]:
+        """The project files a file imports, resolved as Python would (importing ``pkg.data``
+        runs ``pkg/__init__.py`` first: parent packages count, the file's own included)."""
+        memo = self.__dict__.setdefault("_imports_memo", {})
+        found = memo.get(facts.path)
+        if found is None:
+            paths: set[str] = set()
+            own = facts.module if facts.is_package else facts.module.rpartition(".")[0]
+            for m in (*facts.imported_modules, *([own] if own else [])):
+                parts = m.split(".")
+                for i in range(1, len(parts) + 1):
+                    path = self.layout.find(".".join(parts[:i]), facts.root)
+                    if path:
+                        paths.add(path)
+            paths.discard(facts.path)
+            found = memo[facts.path] = frozenset(paths)
+        return found
+
+    @cached_property
+    def _reverse_imports(self) -> dict[str, list[FileFacts]]:
+        """Path -> analysed files importing it (built once)."""
+        rev: dict[str, list[FileFacts]] = {}
+        for facts in self.files.values():
+            for path in sorted(self.imports_of(facts)):
+                rev.setdefault(path, []).append(facts)
+        return rev
+
+    def importers(self, path: str) -> list[FileFacts]:
+        """Analysed files that import the file at ``path`` (directly or through other analysed
+        files), in path order."""
+        memo = self.__dict__.setdefault("_importers_memo", {})
+        if path in memo:
+            return memo[path]
+        rev = self._reverse_imports
+        found: dict[str, FileFacts] = {}
+        seen = {path}
+        frontier = [path]
+        while frontier:
+            target = frontier.pop()
+            for facts in rev.get(target, ()):
+                if facts.path in seen:
+                    continue
+                seen.add(facts.path)
+                found[facts.path] = facts
+                frontier.append(facts.path)
+        out = [found[p] for p in sorted(found)]
+        memo[path] = out
+        return out
+
+    def loaders_using(self, ref: ClassRef) -> list[Loader]:
+        """Loaders whose dataset is this class or one of its subclasses."""
+        by_dataset = self.__dict__.get("_loaders_by_dataset")
+        if by_dataset is None:  # dataset class key -> {position: loader}, built once
+            by_dataset = self.__dict__["_loaders_by_dataset"] = {}
+            for i, ld in enumerate(self.loaders):
+                for d in ld.datasets:
+                    by_dataset.setdefault(d.key, {})[i] = ld
+        found: dict[int, Loader] = {}
+        for key in (ref.key, *(s.key for s in self.subclasses_of(ref))):
+            found.update(by_dataset.get(key, {}))
+        return [found[i] for i in sorted(found)]  # in the loaders' order
+
+    # ------------------------------------------------------------------ worker code
+
+    def callable_targets(self, value: Value, facts: FileFacts, scope_cls: ClassRef | None = None) -> list[FuncRef]:
+        """Functions a callable value (collate_fn=, worker_init_fn=, a transform) runs."""
+        out: list[FuncRef] = []
+        for alt in value.alternatives():
+            if alt.kind in ("ref", "partial") and alt.ref:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, FuncRef):
+                    out.append(found)
+                elif isinstance(found, ClassRef):
+                    m = self.find_method(found, "__call__")
+                    if m:
+                        out.append(m)
+            elif alt.kind == "call" and alt.ref:
+                found = self.resolve(alt.ref, facts.root)
+                if isinstance(found, ClassRef):
+                    m = self.find_method(found, "__call__") or self.find_method(found, "forward")
+                    if m:
+                        out.append(m)
+            elif alt.kind == "lambda":
+                for r in alt.refs:
+                    found = self.resolve(r, facts.root)
+                    if isinstance(found, FuncRef):
+                        out.append(found)
+            elif alt.kind == "self_method" and scope_cls is not None and alt.ref:
+                m = self.find_method(scope_cls, alt.ref)
+                if m:
+                    out.append(m)
+        return out
+
+    def loader_callables(self, loader: Loader) -> dict[str, list[FuncRef]]:
+        """collate_fn / worker_init_fn functions of a loader."""
+        scope_fn = loader.file.functions.get(loader.call.scope)
+        scope_cls = self.class_of(FuncRef(loader.file, scope_fn)) if scope_fn else None
+        out = {}
+        for arg in ("collate_fn", "worker_init_fn"):
+            value = loader.call.args.get(arg)
+            if value is not None:
+                out[arg] = self.callable_targets(value, loader.file, scope_cls)
+        return out

@@ -1,0 +1,42 @@
+"""References into the analysed files: a class, a function, a DataLoader construction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dllint.model import ClassFacts, FileFacts, FunctionFacts, LoaderCall
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRef:
+    file: FileFacts
+    cls: ClassFacts
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.file.path, self.cls.qualname)
+
+
+@dataclass(frozen=True, slots=True)
+class FuncRef:
+    file: FileFacts
+    fn: FunctionFacts
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.file.path, self.fn.qualname)
+
+
+@dataclass(slots=True)
+class Loader:
+    file: FileFacts
+    call: LoaderCall
+    workers: str  # "no" | "yes" | "maybe"
+    context: str | None  # explicit method, "unknown" for a non-literal context, None when absent
+    start_methods: frozenset[str]  # methods workers may start with ("unknown" if undecidable)
+    datasets: list[ClassRef] = field(default_factory=list)
+    dataset_external: list[str] = field(default_factory=list)
+
+    @property
+    def may_start_workers(self) -> bool:
+        return self.workers != "no"

@@ -1,0 +1,216 @@
+"""Where workers start: which loaders a loop iterates (a variable assigned a loader in the same
+scope, ``self.loader`` in the same class, a loader returned by a project function, a loader passed
+as an argument to a function that loops over that parameter, a Lightning ``Trainer.fit``), the worker
+count a script's argparse default gives, and whether a DataLoader subclass passes its arguments
+through to torch's checks. DL303 and DL305 ask these questions.
+"""
+
+from __future__ import annotations
+
+from dllint.names import DATALOADER, canonical
+from dllint.program.refs import FuncRef
+from dllint.facts.starts import LIGHTNING_HOOKS, MAX_CALL_DEPTH
+
+
+class Starts:
+    def effective_workers(self, loader) -> tuple[str, str]:
+        """("yes"/"no"/"maybe", how num_workers reads): a script's argparse default decides "maybe"."""
+        nw = loader.call.args.get("num_workers")
+        shown = f"num_workers={nw.text}" if nw is not None and nw.text else "workers"
+        if loader.workers != "maybe":
+            return loader.workers, shown
+        found = loader.file.signals.get("argparse_workers", {}).get((loader.call.span.row, loader.call.span.col))
+        if found is None:
+            return "maybe", shown
+        default, text = found
+        return ("yes" if default > 0 else "no"), f"num_workers={text}, {default} by default"
+
+
+    def passing_calls(self, facts) -> list:
+        """(callee, [(position or keyword, loop source)]) of the calls a file makes, at module level
+        and in its functions, with arguments naming a variable (from DL303's extract)."""
+        payload = facts.signals.get("starts")
+        if not payload:
+            return []
+        calls = [(site["callee"], site["args"]) for site in payload["module"] if site["kind"] == "call"]
+        for entry in payload["functions"].values():
+            calls.extend(entry.get("passes", ()))
+        return calls
+
+
+    def loaders_for(self, facts, source) -> list:
+        """The project's loaders a loop source refers to (same file)."""
+        kind, scope, name = source
+        found = []
+        for loader in self.loaders_in(facts.path):
+            call = loader.call
+            if kind == "name" and call.target == name and call.scope == scope:
+                found.append(loader)
+            elif kind == "self" and call.target == f"self.{name}":
+                fn = facts.functions.get(call.scope)
+                if fn is not None and fn.cls == scope:
+                    found.append(loader)
+        return found
+
+    def passes_through(self, loader) -> tuple[bool, bool]:
+        """(torch's checks run on these arguments, positional arguments follow torch's order)."""
+        callee = canonical(loader.call.callee)
+        if callee == DATALOADER:
+            return True, True
+        ref = self.resolve_class(callee, loader.file.root)
+        if ref is not None:
+            # a project subclass: only when it keeps DataLoader's own __init__
+            if self.find_method(ref, "__init__") is not None:
+                return False, False
+            bases = {canonical(b) for b in self.external_bases(ref)}
+            return True, DATALOADER in bases
+        return True, False  # a library DataLoader subclass: keywords pass through
+
+    def site_loaders(self, facts, site) -> list:
+        if site["kind"] == "direct":
+            return [ld for ld in self.loaders_in_file(facts) if (ld.call.span.row, ld.call.span.col) == tuple(site["call"]) and self._yes(ld)]
+        if site["kind"] == "iter":
+            return self.source_loaders(facts, tuple(site["source"]))
+        if site["kind"] == "trainer":
+            return self._trainer_loaders(facts, site)
+        found = self.resolve(site["callee"], facts.root)
+        if not isinstance(found, FuncRef):
+            return []
+        out = list(self.function_loaders(found, 0, frozenset()))
+        out.extend(self._passed_loaders(facts, found, site["args"]))
+        return out
+
+    def _trainer_loaders(self, facts, site) -> list:
+        out = []
+        for source in site["sources"]:
+            out.extend(self.source_loaders(facts, tuple(source)))
+        for qualname in site["classes"]:
+            ref = self.resolve_class(qualname, facts.root)
+            if ref is None:
+                continue
+            for hook in LIGHTNING_HOOKS:
+                method = self.find_method(ref, hook)
+                if method is None:
+                    continue
+                loaders = [ld for ld in self.loaders_in_file(method.file) if ld.call.scope == method.fn.qualname]
+                out.extend(ld for ld in loaders if self._yes(ld))
+        return out
+
+    def _passed_loaders(self, facts, callee: FuncRef, args) -> list:
+        """Loaders passed as arguments to a function that iterates that parameter."""
+        entry = self._fn_entry(callee)
+        if not entry or not entry["params"]:
+            return []
+        names = entry["param_names"]
+        if callee.fn.cls is not None and names and names[0] in ("self", "cls"):
+            names = names[1:]  # called as a bound method
+        out = []
+        for pos, source in args:
+            param = names[pos] if isinstance(pos, int) and pos < len(names) else pos
+            if param in entry["params"]:
+                out.extend(self.source_loaders(facts, tuple(source)))
+        return out
+
+    def loaders_in_file(self, facts):
+        return list(self.loaders_in(facts.path))
+
+    def source_loaders(self, facts, source) -> list:
+        loaders = self.loaders_for(facts, source)
+        if not loaders and source[0] == "name" and source[1] == facts.module:
+            loaders = self.returned_loaders(facts, source[2])
+        if not loaders or not all(self._yes(ld) for ld in loaders):
+            return []
+        return loaders
+
+    def _yes(self, loader) -> bool:
+        return self.effective_workers(loader)[0] == "yes"
+
+    def returned_loaders(self, facts, name) -> list:
+        """``loader = make_loader()`` at module level: the loaders make_loader returns."""
+        value = facts.constants.get(name)
+        if value is None or value.kind != "call" or not value.ref:
+            return []
+        found = self.resolve(value.ref, facts.root)
+        if not isinstance(found, FuncRef):
+            return []
+        out = []
+        for ret in found.fn.returns:
+            for alt in ret.alternatives():
+                if alt.kind != "call":
+                    continue
+                out.extend(
+                    ld for ld in self.loaders_in(found.file.path) if ld.call.span == alt.span
+                )
+        return out
+
+    def _fn_entry(self, fn: FuncRef):
+        facts = self.files.get(fn.file.path)
+        starts = facts.signals.get("starts") if facts is not None else None
+        return starts["functions"].get(fn.fn.qualname) if starts else None
+
+    def function_loaders(self, fn: FuncRef, depth: int, seen: frozenset):
+        """Loaders with workers that ``fn`` (or what it calls) iterates."""
+        memo = self.__dict__.setdefault("_function_loaders_memo", {})
+        key = fn.key
+        if key in memo:
+            return memo[key]
+        if key in seen or depth > MAX_CALL_DEPTH:
+            return []
+        seen = seen | {key}
+        out = []
+        entry = self._fn_entry(fn)
+        if entry:
+            for kind, value in entry["iters"]:
+                if kind == "direct":
+                    out.extend(ld for ld in self.loaders_in_file(fn.file) if (ld.call.span.row, ld.call.span.col) == tuple(value) and self._yes(ld))
+                else:
+                    out.extend(self.source_loaders(fn.file, tuple(value)))
+        for call in fn.fn.calls:
+            if call.kind != "ref":
+                continue
+            target = self.resolve(call.target, fn.file.root)
+            if isinstance(target, FuncRef):
+                out.extend(self.function_loaders(target, depth + 1, seen))
+        for callee, args in (entry or {}).get("passes", ()):
+            target = self.resolve(callee, fn.file.root)
+            if isinstance(target, FuncRef):
+                out.extend(self._passed_loaders(fn.file, target, args))
+        memo[key] = out
+        return out
+
+    def caller_map(self) -> dict:
+        """Callee function key -> [(caller facts, [(position or keyword, loop source)], callee)]:
+        the calls that pass a variable built by a call (a loader) on to a project function."""
+        found = self.__dict__.get("_caller_map")
+        if found is not None:
+            return found
+        out: dict = {}
+        for facts in self.files.values():
+            for callee, args in self.passing_calls(facts):
+                if not args:
+                    continue
+                target = self.resolve(callee, facts.root)
+                if isinstance(target, FuncRef):
+                    out.setdefault(target.key, []).append((facts, args, callee))
+        self.__dict__["_caller_map"] = out
+        return out
+
+    def passed_loader(self, facts, source) -> str | None:
+        """How a worker-backed loader reaches a parameter loop: through a call that passes one."""
+        _kind, qualname, name = source
+        fn = facts.functions.get(qualname)
+        if fn is None or name not in fn.params:
+            return None
+        params = list(fn.params)
+        if fn.cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        for caller, args, callee in self.caller_map().get((facts.path, qualname), ()):
+            for pos, arg_source in args:
+                param = params[pos] if isinstance(pos, int) and pos < len(params) else pos
+                if param != name:
+                    continue
+                loaders = self.loaders_for(caller, tuple(arg_source))
+                verdicts = [self.effective_workers(ld) for ld in loaders]
+                if loaders and all(v == "yes" for v, _ in verdicts):
+                    return f"passed by `{callee.rsplit('.', 1)[-1]}(...)` with {verdicts[0][1]}"
+        return None

@@ -1,0 +1,298 @@
+"""Names, modules and classes: what a qualified name refers to in this project (through re-exports,
+relative and star imports, the layout's import roots), the class hierarchy across files, which
+classes are Datasets and DataLoaders, and which files import which.
+
+Planning (dllint/program/plan.py) asks structural questions on a partial model and parses what
+they need before the final model is built: ``misses`` are the unparsed project files an answer
+needed. Only questions about code that matters record them (what a Dataset or loader runs, what a
+loader is given); classifying an arbitrary class ("is this a Dataset?") is asked quietly.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from functools import cached_property
+
+from dllint.model import FileFacts, FunctionFacts, Value
+from dllint.names import ITERABLE_BASES, canonical, is_dataset_base
+from dllint.program.layout import AMBIGUOUS
+from dllint.program.refs import ClassRef, FuncRef
+
+MAX_RESOLVE_STEPS = 300  # name lookups one resolution may take (re-exports, star imports)
+
+
+class Symbols:
+    def _funcref(self, facts: FileFacts, fn: FunctionFacts) -> "FuncRef":
+        return FuncRef(facts, fn)
+
+    # ------------------------------------------------------------------ symbols
+
+    def module(self, name: str, root: str | None = None) -> FileFacts | None:
+        """The analysed file ``import name`` loads from a file whose package root is ``root``;
+        None for a library module, an ambiguous name, or a project file not analysed (recorded as
+        a miss for the planner)."""
+        path = self.layout.find(name, root or self.layout.root)
+        if not path:
+            return None
+        facts = self.files.get(path)
+        if facts is None and not path.endswith(".pyi"):
+            self._missed(frozenset((path,)))
+        return facts
+
+    def is_project_module(self, name: str, root: str | None) -> bool | None:
+        """True: a project module; False: not one (a library); None: ambiguous."""
+        found = self.layout.find(name, root or self.layout.root)
+        if found is AMBIGUOUS:
+            return None
+        return bool(found)
+
+    def _missed(self, paths: frozenset[str]) -> None:
+        if not paths:
+            return
+        for deps in self._deps:
+            deps.update(paths)
+        if not self._quiet:
+            self.misses.update(paths)
+
+    @contextmanager
+    def _tracking(self):
+        """Collects the unparsed files met by the computation inside (for its memo entry)."""
+        deps: set[str] = set()
+        self._deps.append(deps)
+        try:
+            yield deps
+        finally:
+            self._deps.pop()
+            for outer in self._deps:
+                outer.update(deps)
+
+    @contextmanager
+    def quietly(self, quiet: bool = True):
+        """Questions inside do not ask for unparsed files (``quiet=False``: they do again)."""
+        saved = self._quiet
+        self._quiet = 1 if quiet else 0
+        try:
+            yield
+        finally:
+            self._quiet = saved
+
+    def resolve(self, qualname: str | None, root: str | None = None, _depth: int = 0):
+        """-> ClassRef | FuncRef | FileFacts (a module) | str (an external name) | None.
+
+        Memoized per (name, root): star-import and re-export chains are followed once each, and a
+        cycle resolves to nothing."""
+        if qualname is None or _depth > 12:
+            return None
+        key = (qualname, root)
+        memo = self._resolve_memo
+        found = memo.get(key)
+        if found is not None:
+            self._missed(found[1])
+            return found[0]
+        if _depth == 0:
+            self._resolve_budget = MAX_RESOLVE_STEPS
+        self._resolve_budget -= 1
+        if self._resolve_budget < 0:
+            return None  # star-import webs: give up (not memoized: a later, cheaper path may work)
+        memo[key] = (None, frozenset())  # in progress: a cycle resolves to nothing
+        with self._tracking() as deps:
+            result = self._resolve(qualname, root, _depth)
+        if result is None and self._resolve_budget < 0:
+            del memo[key]
+        else:
+            memo[key] = (result, frozenset(deps))
+        return result
+
+    def _resolve(self, qualname: str, root: str | None, _depth: int):
+        qualname = canonical(qualname)
+        parts = qualname.split(".")
+        for i in range(len(parts), 0, -1):
+            modname = ".".join(parts[:i])
+            project = self.is_project_module(modname, root)
+            if project is None:
+                return None  # two project files could be meant: nothing depends on a guess
+            if not project:
+                continue
+            facts = self.module(modname, root)
+            if facts is None:
+                return None  # a project module we have not (yet) parsed
+            rest = parts[i:]
+            if not rest:
+                return facts
+            return self._resolve_in(facts, rest, _depth)
+        return qualname  # not a project module: an external name
+
+    def _resolve_in(self, facts: FileFacts, rest: list[str], depth: int):
+        name = rest[0]
+        if len(rest) > 1:  # a nested or function-local class: Outer.Inner, test_x.<locals>.Loader
+            nested = facts.classes.get(f"{facts.module}.{'.'.join(rest)}")
+            if nested is not None:
+                return ClassRef(facts, nested)
+        full = f"{facts.module}.{name}"
+        cls = facts.classes.get(full)
+        if cls is not None:
+            if len(rest) == 1:
+                return ClassRef(facts, cls)
+            method = cls.methods.get(rest[1])
+            if method and len(rest) == 2:
+                return FuncRef(facts, facts.functions[method])
+            return None
+        fn = facts.functions.get(full)
+        if fn is not None:
+            return FuncRef(facts, fn) if len(rest) == 1 else None
+        target = facts.imports.get(name)
+        if target is not None:
+            return self.resolve(".".join([target, *rest[1:]]), facts.root, depth + 1)
+        const = facts.constants.get(name)
+        if const is not None and const.kind == "ref" and len(rest) == 1:
+            return self.resolve(const.ref, facts.root, depth + 1)
+        for star in facts.star_imports:
+            found = self.resolve(".".join([star, *rest]), facts.root, depth + 1)
+            if found is not None and not isinstance(found, str):
+                return found
+        # a submodule of a package: pkg.sub
+        if facts.is_package and self.is_project_module(f"{facts.module}.{name}", facts.root):
+            return self.resolve(f"{facts.module}.{'.'.join(rest)}", facts.root, depth + 1)
+        return None
+
+    def resolve_class(self, qualname: str | None, root: str | None) -> ClassRef | None:
+        found = self.resolve(qualname, root)
+        return found if isinstance(found, ClassRef) else None
+
+    def constant(self, value: Value, root: str | None):
+        """A module constant imported from another file: ``from config import WORKERS``."""
+        if value.kind != "ref" or not value.ref:
+            return None
+        parts = value.ref.rsplit(".", 1)
+        if len(parts) != 2:
+            return None
+        facts = self.module(parts[0], root)
+        if facts is None:
+            return None
+        const = facts.constants.get(parts[1])
+        return const if const is not None and const.kind == "const" else None
+
+    # ------------------------------------------------------------------ classes
+
+    def classes(self):
+        for facts in self.files.values():
+            for cls in facts.classes.values():
+                yield ClassRef(facts, cls)
+
+    def bases(self, ref: ClassRef) -> tuple[list[ClassRef], list[str]]:
+        """(project base classes, external base names) of a class."""
+        project: list[ClassRef] = []
+        external: list[str] = []
+        for base in ref.cls.bases:
+            if base.kind != "ref" or not base.ref:
+                continue
+            found = self.resolve(base.ref, ref.file.root)
+            if isinstance(found, ClassRef):
+                project.append(found)
+            elif isinstance(found, str):
+                external.append(found)
+        return project, external
+
+    def mro(self, ref: ClassRef) -> list[ClassRef]:
+        """The class and its project ancestors, depth-first left-to-right without repeats."""
+        memo = self.__dict__.setdefault("_mro_memo", {})  # facts do not change under an index
+        found = memo.get(ref.key)
+        if found is None:
+            with self._tracking() as deps:
+                chain = self._mro(ref)
+            found = memo[ref.key] = (chain, frozenset(deps))
+        else:
+            self._missed(found[1])
+        return list(found[0])
+
+    def _mro(self, ref: ClassRef) -> list[ClassRef]:
+        out: list[ClassRef] = []
+        seen: set = set()
+
+        def visit(r: ClassRef, depth: int) -> None:
+            if r.key in seen or depth > 20:
+                return
+            seen.add(r.key)
+            out.append(r)
+            for base in self.bases(r)[0]:
+                visit(base, depth + 1)
+
+        visit(ref, 0)
+        return out
+
+    def external_bases(self, ref: ClassRef) -> set[str]:
+        out: set[str] = set()
+        for r in self.mro(ref):
+            out.update(self.bases(r)[1])
+        return out
+
+    def find_method(self, ref: ClassRef, name: str, after: ClassRef | None = None) -> FuncRef | None:
+        chain = self.mro(ref)
+        if after is not None:
+            keys = [r.key for r in chain]
+            chain = chain[keys.index(after.key) + 1 :] if after.key in keys else []
+        for r in chain:
+            qual = r.cls.methods.get(name)
+            if qual:
+                return FuncRef(r.file, r.file.functions[qual])
+        return None
+
+    def subclasses_of(self, ref: ClassRef) -> list[ClassRef]:
+        subclasses = self.__dict__.get("_subclasses")
+        if subclasses is None:  # one pass over all classes instead of one per call
+            subclasses = self.__dict__["_subclasses"] = {}
+            with self.quietly():  # a subclass in another file names its base: the name demand finds it
+                for c in self.classes():
+                    for m in self.mro(c):
+                        if m.key != c.key:
+                            subclasses.setdefault(m.key, {}).setdefault(c.key, c)
+        return list(subclasses.get(ref.key, {}).values())
+
+    def is_dataset(self, ref: ClassRef) -> bool:
+        key = ref.key
+        if key in self._dataset_memo:
+            return self._dataset_memo[key]
+        self._dataset_memo[key] = False  # cycles
+        used = self._used_as_dataset  # asks for the files of classes given to loaders
+        with self.quietly():
+            result = any(is_dataset_base(b, self.dataset_bases) for b in self.external_bases(ref))
+            if not result:
+                result = key in used
+            if not result:
+                result = any(key != r.key and self.is_dataset(r) for r in self.mro(ref)[1:])
+        self._dataset_memo[key] = result
+        return result
+
+    def is_iterable_dataset(self, ref: ClassRef) -> bool:
+        if any(canonical(b) in ITERABLE_BASES for b in self.external_bases(ref)):
+            return True
+        return self.find_method(ref, "__getitem__") is None and self.find_method(ref, "__iter__") is not None
+
+    def dataset_classes(self) -> list[ClassRef]:
+        return [c for c in self.classes() if self.is_dataset(c)]
+
+    def is_loader_class(self, qualname: str, root: str | None) -> bool:
+        qualname = canonical(qualname) or ""
+        if qualname in self.loader_classes:
+            return True
+        with self.quietly():
+            return self._is_loader_class(qualname, root)
+
+    def _is_loader_class(self, qualname: str, root: str | None) -> bool:
+        ref = self.resolve_class(qualname, root)
+        if ref is None:
+            return False
+        if ref.key in self._loader_class_memo:
+            return self._loader_class_memo[ref.key]
+        self._loader_class_memo[ref.key] = False
+        result = any(canonical(b) in self.loader_classes for b in self.external_bases(ref))
+        self._loader_class_memo[ref.key] = result
+        return result
+
+    # ------------------------------------------------------------------ loaders
+
+    def class_of(self, fn: FuncRef) -> ClassRef | None:
+        if fn.fn.cls is None:
+            return None
+        cls = fn.file.classes.get(fn.fn.cls)
+        return ClassRef(fn.file, cls) if cls else None

@@ -1,0 +1,240 @@
+"""What runs inside a DataLoader worker: one call graph from a Dataset's ``__getitem__`` /
+``__getitems__`` / ``__iter__`` / ``__next__`` (and the methods a library base's ``__getitem__``
+hands the work to, such as torch_geometric's ``get``), a loader's collate_fn and worker_init_fn, and
+the transforms and models a Dataset stores and calls (``self.transform(x)`` reaches the stored
+object's ``__call__``, ``self.model(x)`` its ``forward``, ``self.tokenizer.encode(x)`` that
+method), across files, ``self.m()`` bound to the concrete class.
+
+Also who runs a function in workers (``worker_uses``): through which Dataset or loader callable,
+with which loaders, so rules can tell the start methods the code meets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dllint.names import WORKER_ENTRY_METHODS, canonical
+from dllint.program.refs import ClassRef, FuncRef
+
+MAX_REACH_DEPTH = 6
+MAX_REACH_NODES = 400
+
+# Library Dataset bases whose own __getitem__ hands the work to a method the user writes.
+LIBRARY_ENTRY_METHODS = {
+    "torch_geometric.data.Dataset": ("get",),
+    "torch_geometric.data.dataset.Dataset": ("get",),
+    "torch_geometric.data.InMemoryDataset": ("get",),
+    "monai.data.Dataset": ("_transform",),
+    "dgl.data.DGLDataset": ("__getitem__",),
+}
+
+
+@dataclass
+class Use:
+    """One way a function runs in DataLoader workers."""
+
+    owner: str  # "dataset `Ds`" / "collate_fn `pad`"
+    owner_key: tuple  # (path, qualname) of the Dataset class or the callable
+    loaders: list = field(default_factory=list)  # loaders that may run it with workers
+    no_loader: bool = False  # a Dataset no loader was seen using
+
+
+class Workers:
+    # ------------------------------------------------------------------ the call graph
+
+    def reachable(self, roots: list[FuncRef], bound: ClassRef | None = None) -> dict[tuple[str, str], tuple[FuncRef, int]]:
+        """Functions run by ``roots`` (and what they call in the project), with their depth.
+
+        ``bound`` is the concrete class ``self`` is an instance of, so ``self.load()`` in a base
+        class finds the subclass's override."""
+        out: dict[tuple[str, str], tuple[FuncRef, int]] = {}
+        frontier: list[tuple[FuncRef, int, ClassRef | None]] = [(r, 0, bound or self.class_of(r)) for r in roots]
+        while frontier and len(out) < MAX_REACH_NODES:
+            fn, depth, self_cls = frontier.pop(0)
+            if fn.key in out:
+                continue
+            out[fn.key] = (fn, depth)
+            if depth >= MAX_REACH_DEPTH:
+                continue
+            for target, cls in self._callees_of(fn, self_cls):
+                if target.key not in out:
+                    frontier.append((target, depth + 1, cls))
+        return out
+
+    def _callees_of(self, fn: FuncRef, self_cls: ClassRef | None):
+        for call in fn.fn.calls:
+            yield from self._call_targets(fn, call.kind, call.target, self_cls)
+        flow = fn.fn.flow
+        if flow is not None and self_cls is not None:
+            for kind, target, *_ in flow.calls:
+                if kind == "attr":
+                    yield from self._stored_method(self_cls, target[0], target[1])
+
+    def _call_targets(self, fn: FuncRef, kind: str, target: str, self_cls: ClassRef | None):
+        if kind == "self" and self_cls is not None:
+            method = self.find_method(self_cls, target)
+            if method is not None:
+                return [(method, self_cls)]
+            return self._stored_callable(self_cls, target)
+        if kind == "super" and self_cls is not None:
+            owner = self.class_of(fn)
+            method = self.find_method(self_cls, target, after=owner) if owner else None
+            return [(method, self_cls)] if method else []
+        if kind == "ref":
+            found = self.resolve(target, fn.file.root)
+            if isinstance(found, FuncRef):
+                return [(found, self.class_of(found) if found.fn.cls else None)]
+            if isinstance(found, ClassRef):
+                init = self.find_method(found, "__init__")
+                return [(init, found)] if init else []
+        return []
+
+    def _stored_callable(self, cls: ClassRef, attr: str):
+        """``self.transform(x)``: what the object stored in ``self.transform`` runs when called."""
+        v = self.attr_value(cls, attr, include_workers=True)
+        return self._callable_targets_of(v)
+
+    def _callable_targets_of(self, v) -> list:
+        out = []
+        for part in (v, v.elem) if v.elem is not None else (v,):
+            if part.fn is not None and part.has("function", "method"):
+                out.append((part.fn, part.cls if part.has("method") else self.class_of(part.fn)))
+            if part.cls is not None and part.has("instance"):
+                m = self.find_method(part.cls, "__call__") or self.find_method(part.cls, "forward")
+                if m is not None:
+                    out.append((m, part.cls))
+        return out
+
+    def _stored_method(self, cls: ClassRef, attr: str, method: str):
+        """``self.tokenizer.encode(x)``: the method of the project object stored in the attribute."""
+        v = self.attr_value(cls, attr, include_workers=True)
+        out = []
+        for part in (v, v.elem) if v.elem is not None else (v,):
+            if part.cls is not None and part.has("instance"):
+                m = self.find_method(part.cls, method)
+                if m is not None:
+                    out.append((m, part.cls))
+        return out
+
+    def self_attr_values(self, ref: ClassRef, attr: str) -> list:
+        """The per-file value summaries (dllint.model.Value) assigned to ``self.attr`` in the class
+        hierarchy (the flow IR and ``attr_value`` say more)."""
+        values: list = []
+        for r in self.mro(ref):
+            for qual in r.cls.methods.values():
+                values.extend(r.file.functions[qual].self_writes.get(attr, ()))
+        return values
+
+    def worker_functions(self, ref: ClassRef) -> dict[tuple[str, str], tuple[FuncRef, int]]:
+        """Code a Dataset class runs inside workers: its entry methods, the methods a library
+        base's ``__getitem__`` calls, and what they call (memoized: every worker-code rule asks;
+        the unparsed files it met are replayed)."""
+        memo = self.__dict__.setdefault("_worker_memo", {})
+        found = memo.get(ref.key)
+        if found is None:
+            with self._tracking() as deps:
+                names = list(WORKER_ENTRY_METHODS)
+                for base in sorted(self.external_bases(ref)):
+                    names.extend(LIBRARY_ENTRY_METHODS.get(canonical(base) or "", ()))
+                roots = []
+                for name in dict.fromkeys(names):
+                    m = self.find_method(ref, name)
+                    if m is not None:
+                        roots.append(m)
+                reach = self.reachable(roots, ref)
+            found = memo[ref.key] = (reach, frozenset(deps))
+        else:
+            self._missed(found[1])
+        return dict(found[0])
+
+    def in_hierarchy(self, ref: ClassRef):
+        """A predicate: is a function a method of this class or of one of its project bases?"""
+        own = {r.key for r in self.mro(ref)}
+
+        def member(fn) -> bool:
+            cls = self.class_of(fn)
+            return cls is not None and cls.key in own
+
+        return member
+
+    def setup_functions(self, ref: ClassRef, init: FuncRef) -> list:
+        """The class's own methods run from ``__init__`` (before workers start), worker code excluded."""
+        member = self.in_hierarchy(ref)
+        workers = set(self.worker_functions(ref))
+        return [f for f, _ in self.reachable([init], ref).values() if member(f) and f.key not in workers]
+
+    # ------------------------------------------------------------------ who runs it, with which loaders
+
+    def dataset_use(self, ref: ClassRef) -> Use | None:
+        """How a Dataset class runs in workers; None when every loader using it has no workers."""
+        loaders = self.loaders_using(ref)
+        active = [ld for ld in loaders if ld.may_start_workers]
+        if loaders and not active:
+            return None  # every loader using it runs in the main process
+        return Use(f"dataset `{ref.cls.name}`", ref.key, active, not loaders)
+
+    def worker_uses(self) -> dict[tuple[str, str], list[Use]]:
+        """Function key -> how it runs in workers: through a Dataset class (its entry methods and
+        what they call) or through a loader's collate_fn / worker_init_fn. A Dataset whose every
+        loader provably has no workers contributes nothing. Computed once."""
+        found = self.__dict__.get("_worker_uses")
+        if found is not None:
+            return found
+        out: dict[tuple[str, str], list[Use]] = {}
+        for ref in self.dataset_classes():
+            use = self.dataset_use(ref)
+            if use is None:
+                continue
+            for key in self.worker_functions(ref):
+                out.setdefault(key, []).append(use)
+        for loader in self.loaders:
+            if not loader.may_start_workers:
+                continue
+            for arg, targets in self.loader_callables(loader).items():
+                for target in targets:
+                    use = Use(f"{arg} `{target.fn.name}`", target.key, [loader])
+                    for key in self.reachable([target]):
+                        out.setdefault(key, []).append(use)
+        self.__dict__["_worker_uses"] = out
+        return out
+
+    def proven_without_workers(self, ref: ClassRef) -> bool:
+        """True when some loader uses the class and every one of them starts no workers."""
+        loaders = self.loaders_using(ref)
+        return bool(loaders) and all(ld.workers == "no" for ld in loaders)
+
+    def worker_loaders(self, ref: ClassRef) -> list:
+        return [ld for ld in self.loaders_using(ref) if ld.may_start_workers]
+
+    def start_methods_for(self, ref: ClassRef, loaders=None) -> frozenset[str]:
+        """Start methods workers of this class may get: from the loaders that use it, else the
+        start method the class's own file (or the scripts importing it) sets, else the defaults."""
+        loaders = self.worker_loaders(ref) if loaders is None else loaders
+        methods: set[str] = set()
+        for ld in loaders:
+            methods |= ld.start_methods
+        if not methods:
+            methods = set(self.global_start_methods(ref.file))
+        return frozenset(methods)
+
+    @staticmethod
+    def start_methods_of(uses: list[Use]) -> set[str]:
+        methods: set[str] = set()
+        for use in uses:
+            for loader in use.loaders:
+                methods.update(loader.start_methods)
+        return methods
+
+    def fork_severity(self, uses: list[Use]) -> str | None:
+        """error when a loader running the code may start its workers with fork, warning for
+        spawn/forkserver, info when no loader with workers was seen."""
+        if any(use.loaders for use in uses):
+            return "error" if "fork" in self.start_methods_of(uses) else "warning"
+        if any(use.no_loader for use in uses):
+            return "info"
+        return None
+
+    @staticmethod
+    def owners(uses: list[Use]) -> str:
+        names = sorted({u.owner for u in uses})
+        return names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
