@@ -4,8 +4,11 @@ A case is either one file ``fixtures/<group>/<case>.py`` or a directory
 ``fixtures/projects/<case>/`` (several files, optionally its own pyproject.toml). Next to it:
 
 - ``<case>.py.expected`` / ``<case>/expected.txt``: the exact findings of
-  ``dllint --select ALL --output-format concise -q`` run on an isolated copy of the case, with
-  paths relative to the case (an empty file: the case must stay silent);
+  ``dllint --select <RULE> --output-format concise -q`` run on an isolated copy of the case, with
+  paths relative to the case (an empty file: the case must stay silent). ``<RULE>`` is the rule
+  the case's folder is named after (``fixtures/dl104/`` -> DL104), so a rule's fixtures show that
+  rule alone; project cases (``fixtures/projects/``), notebooks and DL001's cases (which is about
+  the other rules' suppressions) run with ``ALL``;
 - ``<case>.py.fixed`` / ``<case>/fixed/<path>``: the file after ``--fix`` (only when a safe fix
   exists); ``<case>.py.unsafe-fixed``: after ``--fix --unsafe-fixes``.
 
@@ -19,6 +22,7 @@ Regenerate (then review the diff!) with ``DLLINT_UPDATE_GOLDEN=1 python -m pytes
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -53,6 +57,14 @@ class Case:
         if self.is_project:
             return self.source / ("unsafe-fixed" if unsafe else "fixed")
         return Path(f"{self.source}.{'unsafe-fixed' if unsafe else 'fixed'}")
+
+    @property
+    def select(self) -> str:
+        """The rule a case is about (its folder's name), or ALL for projects, notebooks, DL001."""
+        group = self.name.split("/", 1)[0]
+        if re.fullmatch(r"dl\d{3}", group) and group != "dl001":
+            return group.upper()
+        return "ALL"
 
     def args(self) -> list[str]:
         args: list[str] = []
@@ -100,7 +112,7 @@ def run_dllint(work: Path, args: list[str]) -> tuple[int, str]:
 
 
 def findings(work: Path, case: Case) -> str:
-    code, out = run_dllint(work, ["check", "--select", "ALL", "--output-format", "concise", "-q", "--no-fix", *case.args()])
+    code, out = run_dllint(work, ["check", "--select", case.select, "--output-format", "concise", "-q", "--no-fix", *case.args()])
     assert code in (0, 1), out
     return out
 

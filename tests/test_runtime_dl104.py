@@ -81,23 +81,24 @@ def test_rule_flags_the_handles_not_the_lazy_form(tmp_path):
     assert flagged == ["self.conn", "self.fh", "self.files", "self.zf"]
 
 
-def test_fork_hazards_for_dl301(tmp_path):
-    """DL104 hands DL301 its hazards: class qualname -> (description, path, row)."""
+def test_handle_sites_for_dl301(tmp_path):
+    """The model answers DL104's handle sites once (DL301 reacts to them): the Dataset class that
+    owns each handle, the file and the row of the assignment."""
     import os
 
     from dllint.config import Settings
     from dllint.engine import Engine
-    from dllint.rules import rule_by_code
 
     work = copy_case(Case("dl104/positive", FIXTURE), tmp_path)
     engine = Engine(Settings(target_version="py311"), str(work))
     path = os.path.join(str(work), "positive.py")
-    project = engine.analyse([path], {"DL104"}).project
-    hazards = rule_by_code("DL104").fork_hazards(project)
-    assert set(hazards) == {"positive.Lines", "positive.Archive", "positive.Table", "positive.Shards"}
-    desc, where, row = hazards["positive.Lines"][0]
-    assert "self.fh" in desc and where == path
-    assert FIXTURE.read_text().splitlines()[row - 1].strip().startswith("self.fh = open(")
+    model = engine.analyse([path], {"DL104"}).project.index
+    sites = model.handle_sites()
+    owners = {qual for site in sites for (_, qual) in site.owners}
+    assert owners == {"positive.Lines", "positive.Archive", "positive.Table", "positive.Shards"}
+    lines = next(s for s in sites if ("positive.Lines" in {q for _, q in s.owners}))
+    assert lines.detail["attr"] == "fh" and lines.path == path
+    assert FIXTURE.read_text().splitlines()[lines.row - 1].strip().startswith("self.fh = open(")
 
 
 def test_no_fork_no_dl104_but_dl103_reports_the_handle(tmp_path):

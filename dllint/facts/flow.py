@@ -67,7 +67,7 @@ class Flow:
     defaults: dict[str, tuple] = field(default_factory=dict)  # parameter -> IR of its default
     # local name -> ((how, IR of the argument, loops), ...): ``x.append(v)``, ``x[k] = v``, ``x += v``
     muts: dict[str, tuple] = field(default_factory=dict)
-    # attr -> ((how, IR, row, col, loops, end_row, end_col, value span), ...); how: "=", "+=",
+    # attr -> ((how, IR, row, col, loops, end_row, end_col, value span, text), ...); how: "=", "+=",
     # "append", "extend", "setitem", ... (the position is the statement's, or the mutating call's;
     # the value span (row, col, end_row, end_col) is the assigned expression's)
     writes: dict[str, tuple] = field(default_factory=dict)
@@ -249,8 +249,9 @@ class FlowBuilder:
         loops = tuple(self._loops)
         span = self.ctx.span(node)
         v = self.ctx.span(value_node) if value_node is not None else span
+        text = self.ctx.segment(value_node if value_node is not None else node, 60)
         self._writes.setdefault(attr, []).append(
-            (how, value, span.row, span.col, loops, span.end_row, span.end_col, (v.row, v.col, v.end_row, v.end_col))
+            (how, value, span.row, span.col, loops, span.end_row, span.end_col, (v.row, v.col, v.end_row, v.end_col), text)
         )
 
     def _mut(self, name: str, how: str, value) -> None:

@@ -175,7 +175,7 @@ class Hazards:
                         continue  # a torch.device (or its name) is not CUDA state
                     vspan = write[7]
                     site = self._site_at(fnref, row, ("cuda", "to", "load"), vspan)
-                    text = site[2] if site is not None else f"`self.{attr}`"
+                    text = site[2] if site is not None else f"`{write[8]}`"
                     span = _span(site[1]) if site is not None else Span(*vspan)
                     key = (fnref.file.path, span)
                     entry = out.get(key)
