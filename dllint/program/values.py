@@ -689,8 +689,8 @@ class Values:
         return join_all(self._eval(o, env, depth) for o in ir[1])
 
     def _ev_lambda(self, ir, env, depth):
-        local = env.fn is not None
-        return val("lambda", detail="local" if local else "module", why=(("a lambda", env.facts.path, *ir[1:]),))
+        kinds = ("lambda", "local-lambda") if env.fn is not None else ("lambda",)
+        return val(*kinds, why=(("a lambda", env.facts.path, *ir[1:]),))
 
     def _ev_localfn(self, ir, env, depth):
         return val("localfn", detail=ir[1], why=((f"`{ir[1].rsplit('.', 1)[-1]}`, defined inside a function", env.facts.path, env.fn.fn.span.row if env.fn else 1),))
@@ -934,7 +934,7 @@ class Values:
             if qual == "collections.defaultdict":
                 factory = self._arg(args, kwargs, 0, "default_factory", env, depth)
                 if factory is not None and factory.has("lambda", "localfn"):
-                    bad = factory.kinds & {"lambda", "localfn"}
+                    bad = factory.kinds & {"lambda", "local-lambda", "localfn"}
                     return Val(frozenset({"dict", "holder"}) | bad, size=EMPTY, detail=factory.detail, why=factory.why)
                 elem = None
                 if factory is not None and factory.has("ext") and factory.detail in ("builtins.list", "builtins.dict", "builtins.set"):

@@ -37,7 +37,7 @@ def problem(v) -> tuple[str, str, str] | None:
     """(what, error, kind) when pickling a value fails."""
     for part in (v, v.elem) if v.elem is not None else (v,):
         if part.has("lambda"):
-            return "a lambda", LOCAL_ERROR if part.detail == "local" else LAMBDA_ERROR, "lambda"
+            return "a lambda", LOCAL_ERROR if part.has("local-lambda") else LAMBDA_ERROR, "lambda"
         if part.has("localfn"):
             name = part.detail.rsplit(".", 1)[-1]
             return f"`{name}`, defined inside a function", LOCAL_ERROR, "local"
