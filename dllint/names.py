@@ -114,9 +114,25 @@ START_METHODS = ("fork", "spawn", "forkserver")
 WORKER_ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 
 
+# libraries whose classes named *Dataset are torch Datasets (mmengine's BaseDataset, dgl's
+# DGLDataset, NeMo's, detectron2's DatasetFromList ...)
+ML_DATASET_LIBRARIES = frozenset(
+    {
+        "mmengine", "mmcv", "mmdet", "mmseg", "mmpretrain", "mmaction", "mmpose", "mmocr", "mmdet3d",
+        "detectron2", "fairseq", "allennlp", "speechbrain", "lightning", "pytorch_lightning", "dgl",
+        "torch_geometric", "monai", "nemo", "espnet", "espnet2", "torchvision", "torchaudio", "torchtext",
+        "timm", "lavis", "pytorchvideo", "kornia", "ignite",
+    }
+)
+
+
 def is_dataset_base(qualname: str, extra: frozenset[str] = frozenset()) -> bool:
     qualname = canonical(qualname) or ""
     if qualname in DATASET_BASES or qualname in extra:
+        return True
+    top, _, _ = qualname.partition(".")
+    last = qualname.rsplit(".", 1)[-1]
+    if top in ML_DATASET_LIBRARIES and "Dataset" in last and last[:1].isupper() and not last.startswith("IterDataPipe"):
         return True
     if qualname.startswith(DATASET_MODULE_PREFIXES):
         last = qualname.rsplit(".", 1)[-1]

@@ -80,6 +80,8 @@ def score_dl101(args) -> int:
     lines = []
     misses, falses, unlabeled = [], [], []
     for repo, entry in sorted(repos.items()):
+        if args.only and args.only not in repo:
+            continue
         root = os.path.join(args.repos, repo.replace("/", "+"))
         if not os.path.isdir(root):
             print(f"missing checkout: {root} (see eval/fetch_repos.sh)", file=sys.stderr)
@@ -181,6 +183,8 @@ def score_hazards(args) -> int:
     misses, falses = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name, rows in snippets.items():
+            if args.only and args.only not in name:
+                continue
             work = os.path.join(tmp, name[:-3])
             os.makedirs(os.path.join(work, ".git"))
             shutil.copy(os.path.join(HERE, "hazards", "snippets", name), os.path.join(work, name))
@@ -232,6 +236,7 @@ def main(argv=None) -> int:
     parser.add_argument("--split", default="dev", choices=("dev", "holdout", "all"))
     parser.add_argument("--repos", default="/work/repos")
     parser.add_argument("--show", type=int, default=30, help="how many misses / false reports to list")
+    parser.add_argument("--only", default="", help="score only repositories (or snippets) whose name contains this")
     args = parser.parse_args(argv)
     return score_dl101(args) if args.corpus == "dl101" else score_hazards(args)
 

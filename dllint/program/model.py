@@ -7,6 +7,7 @@ Where each question is answered:
 - what a value may hold, with evidence: ``values.py`` (evaluates the flow IR of facts/flow.py)
 - loader facts (datasets, worker counts, start methods, collate_fn / worker_init_fn): ``loaders.py``
 - what runs inside a worker, and which loaders run it: ``workers.py``
+- how a Dataset uses an attribute per sample (len, index, iteration): ``datasets.py``
 - which loaders a loop iterates, where scripts start workers: ``starts.py``
 - fork hazards and the other worker hazards' sites: ``hazards.py``
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from dllint.model import FileFacts
 from dllint.names import DATALOADER_CLASSES
+from dllint.program.datasets import SampleUses
 from dllint.program.hazards import Hazards
 from dllint.program.layout import Layout
 from dllint.program.loaders import Loaders
@@ -25,7 +27,7 @@ from dllint.program.values import Values
 from dllint.program.workers import Workers
 
 
-class ProgramModel(Symbols, Loaders, Starts, Workers, Hazards, Values):
+class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Values):
     """One model of the program, built once per run from every analysed file's facts.
 
     Rules ask it; they never re-derive what it answers. ``files`` are the analysed files' facts,

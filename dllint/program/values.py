@@ -19,7 +19,17 @@ from dllint.names import canonical
 from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
+# kinds whose size is a number of elements (a Python container or a lazy sequence of elements)
+SIZED = CONTAINERS | frozenset({"ndarray-obj", "iterator", "generator", "range", "records"})
+# kinds that may still be a container (nothing known)
+OPEN_KINDS = frozenset({"unknown", "param", "records"})
 SCALARS = frozenset({"str", "bytes", "int", "float", "bool", "none", "path"})
+# external bases that make a project class a Python container itself
+CONTAINER_BASES = {
+    "collections.UserList": "list", "builtins.list": "list", "typing.List": "list",
+    "collections.UserDict": "dict", "builtins.dict": "dict", "collections.OrderedDict": "dict",
+    "typing.Dict": "dict", "collections.defaultdict": "dict",
+}
 # size classes, in join order: a container's length is ...
 EMPTY, BOUNDED, DEDUP, UNKNOWN_SIZE, LOAD, DATA = "empty", "bounded", "dedup", "unknown", "load", "data"
 _SIZE_RANK = {EMPTY: 0, BOUNDED: 1, DEDUP: 1, UNKNOWN_SIZE: 2, LOAD: 3, DATA: 4}
@@ -40,6 +50,17 @@ class Val:
     cls: object = None  # a project class (ClassRef) this is an instance (or the class object) of
     fn: object = None  # a project function (FuncRef) this value is
     mode: str = ""  # a file: "b" when opened in binary mode
+    # named parts of a record-like value: a dict display with literal keys, an argparse namespace
+    # (key, Val) pairs sorted by key; None when not known
+    attrs: tuple | None = None
+
+    def attr(self, name: str) -> "Val | None":
+        if self.attrs is None:
+            return None
+        for k, v in self.attrs:
+            if k == name:
+                return v
+        return None
 
     @property
     def is_bottom(self) -> bool:
@@ -70,10 +91,16 @@ def join(a: Val, b: Val) -> Val:
         return b
     if b.is_bottom or a is b:
         return a
-    size = a.size if _SIZE_RANK[a.size] >= _SIZE_RANK[b.size] else b.size
-    if {a.size, b.size} == {BOUNDED, DEDUP}:
-        size = BOUNDED
-    why = a.why if size == a.size and a.why else b.why if size == b.size and b.why else a.why or b.why
+    # the size of a container is its length: when only one side is a container (the other a
+    # table, a string, a number), the container's size is the size of the join
+    ca, cb = bool(a.kinds & SIZED), bool(b.kinds & SIZED)
+    if ca != cb and not ((b if ca else a).kinds & OPEN_KINDS):
+        size, why = (a.size, a.why) if ca else (b.size, b.why)
+    else:
+        size = a.size if _SIZE_RANK[a.size] >= _SIZE_RANK[b.size] else b.size
+        if {a.size, b.size} == {BOUNDED, DEDUP}:
+            size = BOUNDED
+        why = a.why if size == a.size and a.why else b.why if size == b.size and b.why else a.why or b.why
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
@@ -92,7 +119,17 @@ def join(a: Val, b: Val) -> Val:
         a.cls if a.cls is not None else b.cls,
         a.fn if a.fn is not None else b.fn,
         a.mode or b.mode,
+        _join_attrs(a.attrs, b.attrs),
     )
+
+
+def _join_attrs(a, b):
+    if a is None or b is None:
+        return None
+    merged = dict(a)
+    for k, v in b:
+        merged[k] = join(merged[k], v) if k in merged else v
+    return tuple(sorted(merged.items()))
 
 
 def join_all(values) -> Val:
@@ -554,6 +591,10 @@ class Values:
 
     def _subscript(self, base, ir, env, depth):
         index = ir[2]
+        if index[0] == "k" and isinstance(index[1], str) and base.attrs is not None:
+            part = base.attr(index[1])
+            if part is not None:
+                return part
         if index[0] == "sl":
             if base.has(*CONTAINERS, "ndarray", "ndarray-obj", "tensor", "str", "dataframe", "series"):
                 return base
@@ -570,7 +611,7 @@ class Values:
         if base.elem is not None:
             return base.elem
         if base.has("records"):
-            return val("records", "dict", "list", size=base.size, why=base.why)
+            return val("records", size=base.size, why=base.why)
         if base.has("ndarray", "ndarray-obj", "tensor"):
             return replace(base, size=UNKNOWN_SIZE)
         return UNKNOWN
@@ -604,7 +645,13 @@ class Values:
         key = value = BOTTOM
         size = EMPTY if not items else BOUNDED
         why = ()
+        named: dict | None = {}
         for k, v in items:
+            if named is not None:
+                if k is not None and isinstance(k, tuple) and k[0] == "k" and isinstance(k[1], str):
+                    named[k[1]] = self._eval(v, env, depth)
+                else:
+                    named = None
             if k is None:  # {**other}
                 inner = self._eval(v, env, depth)
                 key, value = join(key, inner.key or UNKNOWN), join(value, inner.elem or UNKNOWN)
@@ -621,6 +668,7 @@ class Values:
             key=key if not key.is_bottom else None,
             size=size,
             why=why,
+            attrs=tuple(sorted(named.items())) if named else None,
         )
 
     def _ev_comprehension(self, ir, env, depth):
@@ -767,6 +815,11 @@ class Values:
             kinds.add("module")
         if any(b in ("pycocotools.coco.COCO", "pycocotools.COCO") for b in external):
             kinds.add("coco")
+        # a subclass of list / dict (collections.UserList ...) is a Python container itself
+        container_kind = next((CONTAINER_BASES[b] for b in sorted(external) if b in CONTAINER_BASES), None)
+        if container_kind is not None:
+            kinds.add(container_kind)
+            return Val(frozenset(kinds), cls=cls, size=UNKNOWN_SIZE, detail=cls.cls.qualname)
         why = ((f"an instance of `{cls.cls.name}`, a class defined inside a function", *where),) if cls.cls.local else ()
         return Val(frozenset(kinds), cls=cls, device=device, size=BOUNDED, detail=cls.cls.qualname, why=why)
 
@@ -843,7 +896,7 @@ class Values:
             binary = mode is not None and "b" in (mode.detail or "")
             return val("file", mode="b" if binary else "", size=DATA, why=((f"the lines of a file (`{qual.rsplit('.', 1)[-1]}`)", *where),))
         if qual in RECORD_LOADERS:
-            return val("records", "dict", "list", size=LOAD, why=((RECORD_LOADERS[qual], *where),))
+            return val("records", size=LOAD, why=((RECORD_LOADERS[qual], *where),))
         if qual in JSONL_LOADERS:
             return container("list", val("dict", size=BOUNDED), DATA, ((JSONL_LOADERS[qual], *where),))
         if qual in CSV_READERS:
@@ -1063,7 +1116,11 @@ class Values:
                     elem = (recv.key if view == "key" else recv.elem) or UNKNOWN
                 return Val(frozenset({"iterator"}), elem=elem, size=recv.size, why=recv.why)
             if method in ("get", "pop", "setdefault", "__getitem__"):
-                return recv.elem or (val("records", "dict", "list", size=recv.size, why=recv.why) if recv.has("records") else UNKNOWN)
+                if recv.attrs is not None and args and args[0][0] == "k" and isinstance(args[0][1], str):
+                    part = recv.attr(args[0][1])
+                    if part is not None:
+                        return part
+                return recv.elem or (val("records", size=recv.size, why=recv.why) if recv.has("records") else UNKNOWN)
             if method == "copy":
                 return recv
         if recv.has("list", "tuple", "deque", "set"):
