@@ -21,6 +21,7 @@ from dllint.model import Diagnostic, FileFacts, Span
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.project import Project
 from dllint.rules import all_rules
+from dllint.workers import init_worker
 
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets")
 PARALLEL_THRESHOLD = 8
@@ -60,7 +61,8 @@ class FactStore:
             return None
         try:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=gc.disable)
+                # workers end with dllint and do not hold its standard streams (dllint/workers.py)
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=init_worker, initargs=(os.getpid(),))
             return list(self._pool.map(fn, jobs, chunksize=chunksize))
         except (OSError, RuntimeError):  # no process pool here: do it serially
             self._broken = True
