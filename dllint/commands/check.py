@@ -155,8 +155,30 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         base_overlay = {}
         explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)} & set(targets)
 
+    told: set[str] = set()
+
     def analyse(overlay):
-        return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+        try:
+            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+        except Exception as exc:
+            cache = engine.cache
+            if cache is None or not cache.served or not cache.read_enabled:
+                raise
+            # the cache can only make a run faster: data read from it that a rule cannot use
+            # (a damaged or crafted .dllint_cache/) means the run is made again without reading it
+            click.echo(
+                f"dllint: warning: the cache {display(cache.directory)} gave data dllint cannot use "
+                f"({type(exc).__name__}); analysed again without reading it (`dllint clean` removes it)",
+                err=True,
+            )
+            cache.read_enabled = False
+            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+        if engine.cache is not None:
+            for warning in engine.cache.warnings():
+                if warning not in told:
+                    told.add(warning)
+                    click.echo(f"dllint: warning: {warning}", err=True)
+        return analysis
 
     if add_noqa:
         if fix or diff or stdin_data is not None:
