@@ -17,6 +17,7 @@ from dllint.config import Settings
 from dllint.discover import discover, module_name
 from dllint.facts.extract import extract
 from dllint.index import ProjectIndex
+from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.project import Project
@@ -180,6 +181,7 @@ class Engine:
                 continue
             if cache is not None and st is not None:
                 entries[path] = cache.remember(path, st, content_hash(data[path]))
+        oversized = too_large(data, entries, self.settings.max_file_size)  # DL000, not analysed (dllint/limits.py)
         notebooks = self._read_notebooks(data, read_errors)
         result_key = None
         if cache is not None and self.reuse_results and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
@@ -239,6 +241,9 @@ class Engine:
         for path, message in read_errors.items():
             if path in target_set:
                 diagnostics.append(Diagnostic("DL000", f"cannot read file: {message}", path, Span(1, 1, 1, 1), severity="error"))
+        for path, message in oversized.items():
+            if path in target_set:
+                diagnostics.append(Diagnostic("DL000", message, path, Span(1, 1, 1, 1), severity="error"))
         for rule in self.rules:
             if rule.code in enabled:
                 diagnostics.extend(rule.check(project))

@@ -18,6 +18,7 @@ re-encoding, or a fix its encoding cannot hold, is not fixed.
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 import io
 import os
@@ -39,6 +40,14 @@ def allowed(applicability: str, unsafe: bool) -> bool:
 def apply_edits(text: str, diagnostics: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
     """Apply each diagnostic's fix unless it overlaps one already taken (first come first served,
     in source order). Returns the new text and the diagnostics whose fixes were applied."""
+    new_text, applied, _ = apply_edits_with_ranges(text, diagnostics)
+    return new_text, applied
+
+
+def apply_edits_with_ranges(text: str, diagnostics: list[Diagnostic]) -> tuple[str, list[Diagnostic], list[tuple[int, int]]]:
+    """``apply_edits``, plus the (start, end) character ranges of the new text the edits wrote.
+
+    Linear in the text: the result is joined once from the untouched pieces and the edits."""
     starts = line_starts(text)
     newline = newline_of(text)
     taken: list[tuple[int, int]] = []
@@ -58,9 +67,19 @@ def apply_edits(text: str, diagnostics: list[Diagnostic]) -> tuple[str, list[Dia
             taken.append((a, b))
             chosen.append((a, b, content))
         applied.append(diag)
-    for a, b, content in sorted(chosen, key=lambda t: (t[0], t[1]), reverse=True):
-        text = text[:a] + content + text[b:]
-    return text, applied
+    pieces: list[str] = []
+    written: list[tuple[int, int]] = []
+    at = 0  # offset in the old text
+    size = 0  # length of the new text so far
+    for a, b, content in sorted(chosen, key=lambda t: (t[0], t[1])):
+        pieces.append(text[at:a])
+        size += a - at
+        pieces.append(content)
+        written.append((size, size + len(content)))
+        size += len(content)
+        at = max(at, b)
+    pieces.append(text[at:])
+    return "".join(pieces), applied, written
 
 
 def _overlaps(a: int, b: int, x: int, y: int) -> bool:
@@ -69,19 +88,67 @@ def _overlaps(a: int, b: int, x: int, y: int) -> bool:
     return a < y and x < b or (a == b and x < a < y) or (x == y and a < x < b)
 
 
-def verify(text: str, path: str) -> str | None:
-    """None if the text parses (ast and libcst), else the error."""
+def verify(text: str, path: str, changed: list[tuple[int, int]] | None = None) -> str | None:
+    """None if the text parses (ast and libcst), else the error.
+
+    With ``changed`` (character ranges of ``text`` that fixes wrote), libcst parses only the
+    top-level statements those ranges touch: the whole module already parsed with ``ast``, so each
+    top-level statement stands on its own, and a one-line fix in a 12 MB module no longer builds
+    the whole module's concrete syntax tree (most of a fix's time and memory there)."""
     try:
-        ast.parse(text, filename=path)
+        tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}: {exc.msg}"
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return f"cannot parse the result: {type(exc).__name__}"
+    snippet = text if changed is None else _statements_around(text, tree, changed)
+    del tree
     try:
         import libcst
 
-        libcst.parse_module(text)
+        libcst.parse_module(snippet)
     except Exception as exc:  # libcst raises its own ParserSyntaxError
         return f"libcst cannot parse the result: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     return None
+
+
+def _statements_around(text: str, tree: ast.Module, changed: list[tuple[int, int]]) -> str:
+    """The source of the top-level statements (whole lines, with their decorators and the
+    statements sharing those lines) that hold the ``changed`` character ranges."""
+    body = tree.body
+    if not body:
+        return ""
+    if not changed:
+        return text
+    starts = line_starts(text)
+    firsts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
+    lasts = [s.end_lineno or s.lineno for s in body]
+    wanted = [False] * len(body)
+    for a, b in changed:
+        first = bisect.bisect_right(starts, a)  # 1-based rows of the range
+        last = bisect.bisect_right(starts, max(a, b - 1))
+        # the statements overlapping those rows; a range between statements touches the next one
+        lo = min(bisect.bisect_left(lasts, first), len(body) - 1)
+        hi = max(bisect.bisect_right(firsts, last), lo + 1)
+        for i in range(lo, hi):
+            wanted[i] = True
+    out = []
+    i = 0
+    while i < len(body):
+        if not wanted[i]:
+            i += 1
+            continue
+        j = i
+        while i > 0 and firsts[i] <= lasts[i - 1]:  # shares a row with the one before (``a = 1; b = 2``)
+            i -= 1
+        while j + 1 < len(body) and (wanted[j + 1] or firsts[j + 1] <= lasts[j]):
+            j += 1
+        a = starts[firsts[i] - 1]
+        b = starts[lasts[j]] if lasts[j] < len(starts) else len(text)
+        piece = text[a:b]
+        out.append(piece if piece.endswith(("\n", "\r")) else piece + "\n")
+        i = j + 1
+    return "".join(out)
 
 
 def encode_like(original: bytes, text: str) -> bytes:
@@ -237,11 +304,11 @@ def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
                     rejected.update((d.path, d.code, d.span) for d in diags)
                     continue
             text = analysis.project.source(path)
-            new_text, applied = apply_edits(text, diags)
+            new_text, applied, changed = apply_edits_with_ranges(text, diags)
             if new_text == text:
                 rejected.update((d.path, d.code, d.span) for d in diags)
                 continue
-            error = verify(new_text, path)
+            error = verify(new_text, path, changed)
             if error is not None:
                 result.failures.append(f"{path}: fixes for {', '.join(sorted({d.code for d in applied}))} not applied: {error}")
                 rejected.update((d.path, d.code, d.span) for d in diags)
