@@ -170,6 +170,21 @@ def encode_like(original: bytes, text: str) -> bytes:
         raise ValueError(f"unknown encoding {encoding}") from None
 
 
+def encode_checked(original: bytes, text: str) -> bytes:
+    """``encode_like``, and the bytes must read back as ``text`` the way Python reads them (an
+    edit above a coding declaration would make the interpreter read the file as UTF-8)."""
+    from dllint.facts.extract import decode_source
+
+    data = encode_like(original, text)
+    try:
+        same = decode_source(data) == text
+    except ValueError:
+        same = False
+    if not same:
+        raise ValueError("the fixed file would not read back as the fixed text (its coding declaration would move)")
+    return data
+
+
 def round_trip_error(original: bytes) -> str | None:
     """None when decoding ``original`` and encoding it back gives the same bytes (so a fix changes
     only what it edits), else why not."""
@@ -324,7 +339,7 @@ def fix_loop(analyse, unsafe: bool) -> tuple[FixResult, object]:
                     continue
             else:
                 try:
-                    overlay[path] = encode_like(result.originals[path], new_text)
+                    overlay[path] = encode_checked(result.originals[path], new_text)
                 except ValueError as exc:
                     result.failures.append(f"{path}: fixes for {', '.join(sorted({d.code for d in applied}))} not applied: {exc}")
                     rejected.update((d.path, d.code, d.span) for d in diags)

@@ -114,7 +114,7 @@ def add_noqa(text: str, rows: dict[int, set[str]], path: str = "<file>") -> Noqa
 
 def add_noqa_to_files(analysis) -> tuple[int, int, list[str]]:
     """Write directives for every finding of ``analysis``: (directives added, files changed, warnings)."""
-    from dllint.fix import encode_like, round_trip_error, write_in_place
+    from dllint.fix import encode_checked, round_trip_error, write_in_place
 
     by_path: dict[str, dict[int, set[str]]] = {}
     for d in analysis.diagnostics:
@@ -146,7 +146,7 @@ def add_noqa_to_files(analysis) -> tuple[int, int, list[str]]:
             why = round_trip_error(original)
             if why is None:
                 try:
-                    data = encode_like(original, result.text)
+                    data = encode_checked(original, result.text)
                 except ValueError as exc:
                     why = str(exc)
                 else:

@@ -315,3 +315,53 @@ def test_fix_the_encoding_cannot_hold_is_not_applied():
 
     with pytest.raises(ValueError, match="latin-1|iso-8859-1"):
         encode_like(b"# coding: latin-1\n", "# coding: latin-1\ns = '\u20ac'\n")
+
+
+# ---------------------------------------------------------------------------- found by bench/fuzz.py
+
+COOKIE_CASE = """# -*- coding: latin-1 -*-
+LABEL = 'caf\u00e9'
+from torch.utils.data import DataLoader, Dataset
+
+
+def pad(value, batch):
+    return batch
+
+
+class Items(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return i
+
+
+if __name__ == "__main__":
+    DataLoader(Items(), num_workers=2, collate_fn=lambda b: pad(1, b))
+"""
+
+
+def test_an_added_import_goes_below_the_coding_cookie_and_shebang(project):
+    import ast
+
+    latin = project / "latin.py"
+    latin.write_bytes(COOKIE_CASE.encode("latin-1"))
+    script = project / "script.py"
+    script.write_text("#!/usr/bin/env python\n" + COOKIE_CASE.split("\n", 1)[1].replace("caf\u00e9", "cafe"))
+    code, out, err = run("--fix", "--unsafe-fixes", "--select", "DL103", ".")
+    for path in (latin, script):
+        data = path.read_bytes()
+        ast.parse(data)  # the bytes, read the way Python reads them
+        assert b"functools.partial(pad, 1)" in data, err
+    assert latin.read_bytes().startswith(b"# -*- coding: latin-1 -*-\n")
+    assert "caf\u00e9".encode("latin-1") in latin.read_bytes()
+    assert script.read_text().startswith("#!/usr/bin/env python\n")
+
+
+def test_a_fix_whose_bytes_would_read_back_differently_is_refused():
+    from dllint.fix import encode_checked
+
+    original = "# coding: latin-1\ns = '\u00e9'\n".encode("latin-1")
+    assert encode_checked(original, "# coding: latin-1\ns = '\u00e8'\n") == "# coding: latin-1\ns = '\u00e8'\n".encode("latin-1")
+    with pytest.raises(ValueError, match="coding declaration"):
+        encode_checked(original, "import functools\n# coding: latin-1\ns = '\u00e9'\n")

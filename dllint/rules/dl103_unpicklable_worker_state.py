@@ -19,6 +19,7 @@ from dllint.rules.dl202_unsharded_iterable_dataset import (
     start_methods_for,
     worker_loaders,
 )
+from dllint.textutil import header_rows
 
 # objects pickle refuses -> (what it is, the error pickling raises)
 OTHER_CTORS = {
@@ -182,7 +183,7 @@ def _import_edit(ctx) -> tuple[str, Edit | None]:
         if binding.kind == "import" and binding.qualname == "functools":
             return f"{name}.partial", None
     body = ctx.tree.body
-    row = 1
+    row = header_rows(ctx.lines) + 1  # after a shebang / coding cookie
     i = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
         row = body[0].end_lineno + 1

@@ -13,6 +13,7 @@ from dllint.rules.dl202_unsharded_iterable_dataset import (
     setup_functions,
     start_methods_for,
 )
+from dllint.textutil import header_rows
 
 # constructors of handles that must not cross a fork -> how the message names them
 HANDLE_CTORS = {
@@ -90,7 +91,7 @@ def import_edit(ctx, modules: list[str]) -> Edit | None:
         return None
     text = "".join(f"import {m}\n" for m in missing)
     body = ctx.tree.body
-    row, i = 1, 0
+    row, i = header_rows(ctx.lines) + 1, 0  # after a shebang / coding cookie
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
         row, i = body[0].end_lineno + 1, 1
     while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
