@@ -25,7 +25,8 @@ Two things are kept:
   hashed every run (facts and verdicts are still reused by content hash). Always hashing instead
   costs about 0.15 s per 50 MB of source in the page cache (the torch tree: +30 % on a warm run).
 
-Every write goes to a temporary file in the same directory and is renamed into place, so
+Every write goes to a temporary file in ``tmp/`` and is renamed into place (temporary files a
+killed run left there are removed by a later run after an hour), so
 concurrent runs never see a torn entry; the file index is last-writer-wins (it is only an
 accelerator: a lost entry means a file is read again). Any I/O error disables or bypasses the
 cache; it never fails a run.
@@ -46,7 +47,8 @@ CACHE_DIR = ".dllint_cache"
 INDEX_FILE = "files.json"
 FORMAT = 3
 RACY_NS = 2_000_000_000  # files modified this recently are not remembered by their stat signature
-TRUST_STAT = os.name == "posix"  # ctime is a change time (see the module docstring)
+TRUST_STAT = os.name == "posix"
+STALE_TMP_S = 3600  # temporary files older than this in <cache>/tmp are from killed runs  # ctime is a change time (see the module docstring)
 
 _fingerprint: str | None = None
 
@@ -277,9 +279,30 @@ class FactCache:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self._atomic(path, payload)
 
-    @staticmethod
-    def _atomic(path: str, payload: bytes) -> None:
-        write_atomic(path, payload)
+    def _atomic(self, path: str, payload: bytes) -> None:
+        # temporary files go to one folder of the cache, where a run killed while writing leaves
+        # them; the next save removes those older than STALE_TMP_S
+        tmp = os.path.join(self.directory, "tmp")
+        try:
+            write_atomic(path, payload, tmp)
+        except FileNotFoundError:
+            if os.path.isdir(tmp) or not os.path.isdir(self.directory):
+                raise
+            os.makedirs(tmp, exist_ok=True)
+            write_atomic(path, payload, tmp)
+
+    def _clean_tmp(self) -> None:
+        try:
+            entries = list(os.scandir(os.path.join(self.directory, "tmp")))
+        except OSError:
+            return
+        now = time.time()
+        for entry in entries:
+            try:
+                if entry.name.startswith(".dllint-") and now - entry.stat().st_mtime > STALE_TMP_S:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
     def save(self) -> None:
         """Write the file index (when it changed). Errors are ignored: the cache is optional."""
@@ -296,6 +319,7 @@ class FactCache:
             self._dirty = False
         except OSError:
             self.enabled = False
+        self._clean_tmp()
 
 
 def _index_entry(raw) -> list | None:

@@ -248,9 +248,10 @@ def _write_at(fd: int, data, at: int) -> int:
     return os.write(fd, data)
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Write a file of dllint's own (the cache) through a temporary file renamed into place."""
-    directory = os.path.dirname(os.path.abspath(path))
+def write_atomic(path: str, data: bytes, tmp_dir: str | None = None) -> None:
+    """Write a file of dllint's own (the cache) through a temporary file renamed into place
+    (made in ``tmp_dir``, on the same file system, when given)."""
+    directory = tmp_dir or os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".dllint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

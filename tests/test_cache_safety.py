@@ -169,3 +169,19 @@ def test_decoding_builds_only_dllint_data_classes():
     good = entry(span)
     with pytest.raises(serial.CacheDataError):  # one byte changed: the checksum says so
         serial.loads(good.replace(b"4]", b"5]"))
+
+
+def test_temporary_files_of_killed_runs_are_cleaned(tmp_path):
+    generate(str(tmp_path), seed=0, files=20)
+    run(tmp_path)
+    tmp = tmp_path / CACHE_DIR / "tmp"
+    assert tmp.is_dir() and not list(tmp.iterdir())  # the cache writes its temporary files here
+    stale, fresh = tmp / ".dllint-old.tmp", tmp / ".dllint-new.tmp"
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    (tmp_path / "late.py").write_text("x = 1\n")  # something to save
+    run(tmp_path)
+    assert not stale.exists() and fresh.exists()
+    assert not [p for p in tmp_path.rglob(".dllint-*") if CACHE_DIR not in p.parts]
