@@ -1,42 +1,54 @@
 """The on-disk cache (``.dllint_cache/`` under the project root, self-ignoring like ruff's).
 
+The cache only ever makes a run faster: loading it never runs code, and nothing in it can fail a
+run or change its findings. Every file is plain data in ``dllint.serial``'s checked, tagged JSON
+(never pickle: a project can ship a ``.dllint_cache/``, and unpickling runs code); a file that is
+torn, from another format version, of the wrong shape or not dllint's at all is ignored (and
+rewritten); a pickle found there is reported once. See ``check.py`` for the last line of defence: a
+run that fails while using cached data is run again without reading the cache.
+
 Two things are kept:
 
-- **facts** (``facts/<k[:2]>/<k>``, one pickle per entry): a file's ``FileFacts`` under a key made of
+- **facts** (``facts/<k[:2]>/<k>``, one file per entry): a file's ``FileFacts`` under a key made of
   everything facts depend on: the content hash, the path, module name, module root and package flag,
   the configured loader classes, and a fingerprint of the code computing them (every source file of
   the installed dllint package, the dllint version and the Python version). An edit to any rule's
   ``extract`` therefore invalidates every entry; nothing has to remember to bump a version.
-- **the file index** (``files.pickle``): per path, ``(mtime_ns, size) -> content hash`` plus the
+- **the file index** (``files.json``): per path, its stat signature -> content hash, plus the
   verdicts of the byte pre-filter (keyed by a digest of the pattern), so a warm run neither reads
-  nor scans an unchanged file. An entry is only trusted when mtime and size both match, and entries
-  for files modified within ``RACY_NS`` of the moment they were recorded are not stored at all (a
-  later same-size write within the same clock tick would be invisible: git's "racy" problem).
+  nor scans an unchanged file. The signature is what git compares: modification time, status-change
+  time (ctime, which every write sets and no tool can set back, so a same-size edit whose mtime was
+  restored by ``cp -p``, ``rsync -t`` or ``touch -r`` is seen), size and inode. Entries for files
+  modified within ``RACY_NS`` of the moment they were recorded are not stored at all (a later
+  same-size write within the same clock tick would be invisible: git's "racy" problem). Where ctime
+  is not a change time (Windows: creation time) the signature is not trusted and files are read and
+  hashed every run (facts and verdicts are still reused by content hash). Always hashing instead
+  costs about 0.15 s per 50 MB of source in the page cache (the torch tree: +30 % on a warm run).
 
-Every write goes to a temporary file in the same directory and is renamed into place, so
+Every write goes to a temporary file in ``tmp/`` and is renamed into place (temporary files a
+killed run left there are removed by a later run after an hour), so
 concurrent runs never see a torn entry; the file index is last-writer-wins (it is only an
-accelerator: a lost entry means a file is read again). Any I/O or unpickling error disables or
-bypasses the cache; it never fails a run.
+accelerator: a lost entry means a file is read again). Any I/O error disables or bypasses the
+cache; it never fails a run.
 """
 
 from __future__ import annotations
 
-import copyreg
-import dataclasses
-import functools
 import hashlib
-import io
 import os
-import pickle
 import sys
 import time
 
+from dllint import serial
 from dllint.fix import write_atomic
+from dllint.serial import CacheDataError
 
 CACHE_DIR = ".dllint_cache"
-INDEX_FILE = "files.pickle"
-FORMAT = 2
-RACY_NS = 2_000_000_000  # files modified this recently are not remembered by (mtime, size)
+INDEX_FILE = "files.json"
+FORMAT = 3
+RACY_NS = 2_000_000_000  # files modified this recently are not remembered by their stat signature
+TRUST_STAT = os.name == "posix"
+STALE_TMP_S = 3600  # temporary files older than this in <cache>/tmp are from killed runs  # ctime is a change time (see the module docstring)
 
 _fingerprint: str | None = None
 
@@ -52,7 +64,7 @@ def code_fingerprint() -> str:
         import dllint
 
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{FORMAT}|{dllint.__version__}|{sys.version}|{sys.implementation.cache_tag}".encode())
+        h.update(f"{FORMAT}|{serial.FORMAT}|{dllint.__version__}|{sys.version}|{sys.implementation.cache_tag}".encode())
         base = os.path.dirname(os.path.abspath(dllint.__file__))
         for directory, dirs, files in os.walk(base):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -69,46 +81,14 @@ def code_fingerprint() -> str:
     return _fingerprint
 
 
-# ---------------------------------------------------------------------------- fast pickling
-#
-# Slotted dataclasses (Span, Value, FunctionFacts ...) unpickle through dataclasses'
-# _dataclass_setstate, which calls fields() for every object: 19 s of a 30 s warm run on the torch
-# tree. Reduced to ``cls(*values)`` they load about ten times faster; the format stays plain pickle.
-
-_table: dict | None = None
-
-
-def _plain_dataclass(cls: type) -> bool:
-    if not (dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__) or hasattr(cls, "__post_init__"):
-        return False
-    return all(f.init and not getattr(f, "kw_only", False) for f in dataclasses.fields(cls))
-
-
-def _reduce(cls, names, obj):
-    return cls, tuple([getattr(obj, n) for n in names])
-
-
-def _dispatch_table() -> dict:
-    global _table
-    if _table is None:
-        table = dict(copyreg.dispatch_table)
-        for name, module in list(sys.modules.items()):
-            if module is None or not (name == "dllint" or name.startswith("dllint.")):
-                continue
-            for obj in list(vars(module).values()):
-                if isinstance(obj, type) and obj.__module__ == name and _plain_dataclass(obj):
-                    names = tuple(f.name for f in dataclasses.fields(obj))
-                    table[obj] = functools.partial(_reduce, obj, names)
-        _table = table
-    return _table
-
-
 def dumps(obj) -> bytes:
-    buf = io.BytesIO()
-    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = _dispatch_table()
-    pickler.dump(obj)
-    return buf.getvalue()
+    """A cache file holding ``obj`` (plain data: see dllint.serial)."""
+    return serial.dumps(obj)
+
+
+def loads(blob: bytes):
+    """The data of a cache file; CacheDataError when it is not a valid one."""
+    return serial.loads(blob)
 
 
 def default_cache_dir(root: str) -> str:
@@ -123,12 +103,40 @@ class FactCache:
         self.fingerprint = code_fingerprint()
         self.settings_key = settings_key
         self.enabled = True
+        self.read_enabled = True  # False: entries are written but never read (see check.py)
         self.hits = 0
         self.misses = 0
-        # path -> [mtime_ns, size, hash, {pattern digest: verdict}]
+        self.served = False  # whether anything read from the cache was used
+        self.foreign: list[str] = []  # cache files that are not dllint's (pickles): reported once
+        # path -> [mtime_ns, size, hash, {pattern digest: verdict}, ctime_ns, inode]
         self._files: dict[str, list] = {}
         self._dirty = False
         self._load_index()
+
+    def _read(self, path: str):
+        """The data of one cache file, or None (missing, damaged, another version, not ours)."""
+        if not self.read_enabled:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                blob = fh.read()
+            return serial.loads(blob) if not path.endswith(".json") else serial.loads_json(blob)
+        except OSError:
+            return None
+        except CacheDataError as exc:
+            if exc.kind == "foreign":
+                self.foreign.append(path)
+            return None
+
+    def warnings(self) -> list[str]:
+        """What to tell the user about the cache (once per run)."""
+        if not self.foreign:
+            return []
+        n = len(set(self.foreign))
+        return [
+            f"ignored {n} file{'s' if n != 1 else ''} in the cache {self.directory} holding pickled data "
+            "(dllint never loads pickles: they can run code); they are replaced by dllint's own"
+        ]
 
     # ------------------------------------------------------------------ file index
 
@@ -136,22 +144,22 @@ class FactCache:
         return os.path.join(self.directory, INDEX_FILE)
 
     def _load_index(self) -> None:
-        try:
-            with open(self._index_path(), "rb") as fh:
-                stored = pickle.load(fh)
-        except FileNotFoundError:
+        stored = self._read(self._index_path())
+        if not (isinstance(stored, dict) and stored.get("format") == FORMAT and stored.get("fingerprint") == self.fingerprint):
             return
-        except Exception:  # a torn or foreign file: start again
+        files = stored.get("files")
+        if not isinstance(files, dict):
             return
-        if isinstance(stored, dict) and stored.get("fingerprint") == (FORMAT, self.fingerprint):
-            files = stored.get("files")
-            if isinstance(files, dict):
-                self._files = files
+        for path, raw in files.items():
+            entry = _index_entry(raw)
+            if entry is not None:
+                self._files[path] = entry
 
     def lookup(self, path: str, st: os.stat_result) -> list | None:
-        """The entry for ``path`` when its mtime and size still match, else None."""
+        """The entry for ``path`` when its stat signature still matches, else None."""
         entry = self._files.get(path)
-        if entry is not None and entry[0] == st.st_mtime_ns and entry[1] == st.st_size:
+        if entry is not None and TRUST_STAT and entry[0] == st.st_mtime_ns and entry[1] == st.st_size and entry[4] == st.st_ctime_ns and entry[5] == st.st_ino:
+            self.served = True
             return entry
         return None
 
@@ -159,9 +167,12 @@ class FactCache:
         """Record a file just read; returns its (possibly fresh) entry for verdicts."""
         entry = self._files.get(path)
         if st is None:
-            return [0, -1, digest, {}]  # not on disk as read (an overlay): not remembered
-        if entry is None or entry[0] != st.st_mtime_ns or entry[1] != st.st_size or entry[2] != digest:
-            entry = [st.st_mtime_ns, st.st_size, digest, {}]
+            return [0, -1, digest, {}, 0, 0]  # not on disk as read (an overlay): not remembered
+        if entry is not None and entry[2] == digest:
+            self.served = True  # its verdicts may be used
+        if entry is None or entry[2] != digest or [entry[0], entry[1], entry[4], entry[5]] != [st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino]:
+            verdicts = entry[3] if entry is not None and entry[2] == digest else {}
+            entry = [st.st_mtime_ns, st.st_size, digest, verdicts, st.st_ctime_ns, st.st_ino]
             if time.time_ns() - st.st_mtime_ns > RACY_NS:
                 self._files[path] = entry
                 self._dirty = True
@@ -193,24 +204,22 @@ class FactCache:
     def load_facts(self, key: str):
         if not self.enabled:
             return None
-        try:
-            with open(self._facts_path(key), "rb") as fh:
-                facts = pickle.load(fh)
-        except FileNotFoundError:
-            self.misses += 1
-            return None
-        except Exception:  # torn, truncated or from an incompatible version: recompute
+        from dllint.model import FileFacts
+
+        facts = self._read(self._facts_path(key))
+        if not isinstance(facts, FileFacts):
             self.misses += 1
             return None
         self.hits += 1
+        self.served = True
         return facts
 
     def store_facts(self, key: str, facts) -> None:
         if not self.enabled:
             return
         try:
-            self._write(self._facts_path(key), dumps(facts))
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            self._write(self._facts_path(key), serial.dumps(facts))
+        except (OSError, TypeError, ValueError, RecursionError):
             pass
 
     # ------------------------------------------------------------------ whole results
@@ -225,13 +234,18 @@ class FactCache:
         return h.hexdigest()
 
     def load_result(self, key: str):
+        """A stored (diagnostics, files analysed), or None."""
         if not self.enabled:
             return None
-        try:
-            with open(os.path.join(self.directory, "results", key), "rb") as fh:
-                return pickle.load(fh)
-        except Exception:  # missing, torn or incompatible: analyse normally
+        from dllint.model import Diagnostic
+
+        found = self._read(os.path.join(self.directory, "results", key))
+        if not (isinstance(found, tuple) and len(found) == 2 and type(found[1]) is int and isinstance(found[0], list)):
             return None
+        if not all(type(d) is Diagnostic for d in found[0]):
+            return None
+        self.served = True
+        return found
 
     def store_result(self, key: str, result) -> None:
         if not self.enabled:
@@ -242,8 +256,8 @@ class FactCache:
                 old = sorted(os.scandir(directory), key=lambda e: e.stat().st_mtime_ns)
                 for entry in old[:-7]:
                     os.unlink(entry.path)
-            self._write(os.path.join(directory, key), dumps(result))
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            self._write(os.path.join(directory, key), serial.dumps(result))
+        except (OSError, TypeError, ValueError, RecursionError):
             pass
 
     # ------------------------------------------------------------------ writing
@@ -265,18 +279,60 @@ class FactCache:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self._atomic(path, payload)
 
-    @staticmethod
-    def _atomic(path: str, payload: bytes) -> None:
-        write_atomic(path, payload)
+    def _atomic(self, path: str, payload: bytes) -> None:
+        # temporary files go to one folder of the cache, where a run killed while writing leaves
+        # them; the next save removes those older than STALE_TMP_S
+        tmp = os.path.join(self.directory, "tmp")
+        try:
+            write_atomic(path, payload, tmp)
+        except FileNotFoundError:
+            if os.path.isdir(tmp) or not os.path.isdir(self.directory):
+                raise
+            os.makedirs(tmp, exist_ok=True)
+            write_atomic(path, payload, tmp)
+
+    def _clean_tmp(self) -> None:
+        try:
+            entries = list(os.scandir(os.path.join(self.directory, "tmp")))
+        except OSError:
+            return
+        now = time.time()
+        for entry in entries:
+            try:
+                if entry.name.startswith(".dllint-") and now - entry.stat().st_mtime > STALE_TMP_S:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
     def save(self) -> None:
         """Write the file index (when it changed). Errors are ignored: the cache is optional."""
         if not self.enabled or not self._dirty:
             return
-        payload = {"fingerprint": (FORMAT, self.fingerprint), "files": self._files}
+        files = {
+            path: [e[0], e[1], e[2].hex(), {k.hex(): v for k, v in e[3].items()}, e[4], e[5]]
+            for path, e in self._files.items()
+        }
+        payload = {"format": FORMAT, "fingerprint": self.fingerprint, "files": files}
         try:
             self._ensure_dir()
-            self._write(self._index_path(), pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+            self._write(self._index_path(), serial.dumps_json(payload))
             self._dirty = False
         except OSError:
             self.enabled = False
+        self._clean_tmp()
+
+
+def _index_entry(raw) -> list | None:
+    """An index entry read back from JSON, or None when it does not have the shape save() writes."""
+    if not (type(raw) is list and len(raw) == 6):
+        return None
+    mtime, size, digest, verdicts, ctime, ino = raw
+    if not (type(mtime) is int and type(size) is int and type(ctime) is int and type(ino) is int):
+        return None
+    if not (type(digest) is str and len(digest) == 32 and type(verdicts) is dict):
+        return None
+    try:
+        out = {bytes.fromhex(k): v for k, v in verdicts.items() if type(v) is bool}
+        return [mtime, size, bytes.fromhex(digest), out, ctime, ino]
+    except ValueError:
+        return None

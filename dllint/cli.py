@@ -63,16 +63,39 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     try:
-        cli.main(args=argv, prog_name="dllint", standalone_mode=True)
+        try:
+            _run(argv)
+        except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C: 130, as shells report SIGINT
+            click.echo("dllint: interrupted", err=True)
+            sys.exit(130)
     except SystemExit as exc:
         if argv is None and _fast_exit_ok():
             _fast_exit(exc.code)
         raise
-    except KeyboardInterrupt:
-        sys.exit(130)
     except Exception as exc:  # an internal failure: a message naming the cause, exit 2
         click.echo(f"dllint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(2)
+
+
+def _run(argv: list[str] | None) -> None:
+    """click's standalone handling, except that an interruption propagates (click would print
+    "Aborted!" and exit 1, which reads as "findings remain")."""
+    import errno
+
+    try:
+        code = cli.main(args=argv, prog_name="dllint", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # output piped into a command that stopped reading (`| head`)
+            sys.stdout = click.utils.PacifyFlushWrapper(sys.stdout)
+            sys.stderr = click.utils.PacifyFlushWrapper(sys.stderr)
+            sys.exit(1)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _fast_exit_ok() -> bool:

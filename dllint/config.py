@@ -44,6 +44,9 @@ class Settings:
     dataloader_classes: tuple[str, ...] = ()
     respect_gitignore: bool = True
     config_path: str | None = None
+    # files larger than this (MB) are not analysed but reported as DL000: a module's syntax tree
+    # and facts take about 150 bytes of memory per byte of source (a 10 MB file: about 1.5 GB)
+    max_file_size: float = 10.0
 
     # ------------------------------------------------------------------ derived
 
@@ -212,6 +215,7 @@ _KEYS = {
     "dataloader-classes": "strings",
     "respect-gitignore": "bool",
     "platforms": "platforms",
+    "max-file-size": "megabytes",
 }
 
 
@@ -309,6 +313,7 @@ def load_settings(path: str | None, codes: list[str], nearest: str | None = None
         dataloader_classes=tuple(values.get("dataloader-classes", ())),
         respect_gitignore=values.get("respect-gitignore", True),
         config_path=path,
+        max_file_size=values.get("max-file-size", Settings.max_file_size),
     )
 
 
@@ -327,6 +332,10 @@ def _check(key: str, kind: str, value, where: str, codes: list[str]):
         return value
     if kind == "target":
         return validate_target(value, f"`{key}` in {where}")
+    if kind == "megabytes":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ConfigError(f"`{key}` in {where} must be a positive number of megabytes, got {value!r}")
+        return float(value)
     if kind == "platforms":
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) and v in PLATFORMS for v in items):

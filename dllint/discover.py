@@ -252,9 +252,13 @@ def discover(
     respect_gitignore: bool = True,
     suffixes: tuple[str, ...] = SOURCE_SUFFIXES,
     force_exclude: bool = False,
+    errors: list[tuple[str, str]] | None = None,
 ) -> list[str]:
     """Source files under ``paths`` (absolute, sorted, unique). Files named explicitly are kept
-    even when excluded, as ruff does, unless ``force_exclude`` (what pre-commit needs)."""
+    even when excluded, as ruff does, unless ``force_exclude`` (what pre-commit needs).
+
+    A directory that cannot be listed is skipped; ``errors`` (when given) receives
+    ``(path, reason)`` for each, for the caller to warn about."""
     excluder = Excluder(root, exclude)
     found: set[str] = set()
     for p in paths:
@@ -267,23 +271,27 @@ def discover(
         if not os.path.isdir(ap):
             continue
         ignores = _ancestor_ignores(root, ap) if respect_gitignore else IgnoreStack()
-        _walk(ap, ignores, excluder, respect_gitignore, suffixes, found)
+        _walk(ap, ignores, excluder, respect_gitignore, suffixes, found, errors)
     return sorted(found)
 
 
-def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found) -> None:
+def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found, errors=None) -> None:
     if respect_gitignore:
         ignores = ignores.push(directory)
     try:
         entries = list(os.scandir(directory))
-    except OSError:
+    except OSError as exc:
+        if errors is not None:
+            errors.append((directory, exc.strerror or str(exc)))
         return
     for entry in entries:
         path = entry.path
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
             is_file = entry.is_file()
-        except OSError:
+        except OSError as exc:
+            if errors is not None:
+                errors.append((path, exc.strerror or str(exc)))
             continue
         if is_dir:
             if excluder.excluded(path):
@@ -292,7 +300,7 @@ def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found) -> N
                 continue  # a virtual environment
             if respect_gitignore and ignores.ignored(path, True):
                 continue
-            _walk(path, ignores, excluder, respect_gitignore, suffixes, found)
+            _walk(path, ignores, excluder, respect_gitignore, suffixes, found, errors)
         elif is_file and entry.name.endswith(suffixes):
             if excluder.excluded(path):
                 continue

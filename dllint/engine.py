@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import discover
 from dllint.facts.extract import extract
+from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.program.layout import Layout
@@ -23,6 +24,7 @@ from dllint.program.model import ProgramModel
 from dllint.program.plan import demands
 from dllint.project import Project
 from dllint.rules import all_rules
+from dllint.workers import init_worker
 
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets")
 PARALLEL_THRESHOLD = 8
@@ -62,7 +64,8 @@ class FactStore:
             return None
         try:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=gc.disable)
+                # workers end with dllint and do not hold its standard streams (dllint/workers.py)
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=init_worker, initargs=(os.getpid(),))
             return list(self._pool.map(fn, jobs, chunksize=chunksize))
         except (OSError, RuntimeError):  # no process pool here: do it serially
             self._broken = True
@@ -185,6 +188,7 @@ class Engine:
                 continue
             if cache is not None and st is not None:
                 entries[path] = cache.remember(path, st, content_hash(data[path]))
+        oversized = too_large(data, entries, self.settings.max_file_size)  # DL000, not analysed (dllint/limits.py)
         notebooks = self._read_notebooks(data, read_errors)
         result_key = None
         if cache is not None and self.reuse_results and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
@@ -243,6 +247,9 @@ class Engine:
         for path, message in read_errors.items():
             if path in target_set:
                 diagnostics.append(Diagnostic("DL000", f"cannot read file: {message}", path, Span(1, 1, 1, 1), severity="error"))
+        for path, message in oversized.items():
+            if path in target_set:
+                diagnostics.append(Diagnostic("DL000", message, path, Span(1, 1, 1, 1), severity="error"))
         for rule in self.rules:
             if rule.code in enabled:
                 diagnostics.extend(rule.check(project))

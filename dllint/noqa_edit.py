@@ -116,7 +116,7 @@ def add_noqa(text: str, rows: dict[int, set[str]], path: str = "<file>") -> Noqa
 
 def add_noqa_to_files(analysis) -> tuple[int, int, list[str]]:
     """Write directives for every finding of ``analysis``: (directives added, files changed, warnings)."""
-    from dllint.fix import encode_like, write_atomic
+    from dllint.fix import encode_checked, round_trip_error, write_in_place
 
     by_path: dict[str, dict[int, set[str]]] = {}
     for d in analysis.diagnostics:
@@ -147,9 +147,23 @@ def add_noqa_to_files(analysis) -> tuple[int, int, list[str]]:
         warnings.extend(f"{path}: {why}" for why in result.skipped)
         if result.added and result.text != text:
             if original is None:
-                with open(path, "rb") as fh:
-                    original = fh.read()
-            write_atomic(path, encode_like(original, result.text))
+                try:
+                    with open(path, "rb") as fh:
+                        original = fh.read()
+                except OSError as exc:
+                    warnings.append(f"{path}: cannot read: {exc.strerror or exc}")
+                    continue
+            why = round_trip_error(original)
+            if why is None:
+                try:
+                    data = encode_checked(original, result.text)
+                except ValueError as exc:
+                    why = str(exc)
+                else:
+                    why = write_in_place(path, original, data)
+            if why is not None:
+                warnings.append(f"{path}: not written: {why}")
+                continue
             added += result.added
             files += 1
     return added, files, warnings

@@ -4,14 +4,14 @@ directory ignores itself; `dllint clean`, `--no-cache`, `--cache-dir`; damaged e
 from __future__ import annotations
 
 import os
-import pickle
 import re
 import time
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from dllint.cache import CACHE_DIR, FactCache, RACY_NS
+from dllint import serial
+from dllint.cache import CACHE_DIR, INDEX_FILE, FactCache, RACY_NS
 from dllint.cli import cli
 from golden import run_dllint
 from projectgen import generate
@@ -54,7 +54,7 @@ def test_cold_warm_and_edited_runs_match_no_cache(tmp_path):
     assert reference.strip()
     assert not (tmp_path / CACHE_DIR).exists()  # --no-cache writes nothing
     assert run(tmp_path) == reference  # cold: fills the cache
-    assert (tmp_path / CACHE_DIR / "files.pickle").exists()
+    assert (tmp_path / CACHE_DIR / INDEX_FILE).exists()
     assert run(tmp_path) == reference  # warm
 
     # an edit in one file changes findings in another: the index is rebuilt from facts
@@ -147,7 +147,7 @@ def test_cache_dir_option(tmp_path):
     generate(str(tmp_path / "p"), seed=0, files=30)
     elsewhere = tmp_path / "elsewhere"
     out = run(tmp_path / "p", "--cache-dir", str(elsewhere))
-    assert (elsewhere / "files.pickle").exists()
+    assert (elsewhere / INDEX_FILE).exists()
     assert not (tmp_path / "p" / CACHE_DIR).exists()
     assert run(tmp_path / "p", "--cache-dir", str(elsewhere)) == out
 
@@ -165,7 +165,7 @@ def test_damaged_cache_is_ignored(tmp_path):
     for p in entries[1::2]:
         p.write_bytes(b"not a pickle")
     assert run(tmp_path) == reference
-    (cache_dir / "files.pickle").write_bytes(b"\x80garbage")
+    (cache_dir / INDEX_FILE).write_bytes(b"\x80garbage")
     assert run(tmp_path) == reference
 
 
@@ -191,20 +191,20 @@ def test_index_from_another_dllint_is_not_used(tmp_path):
     cache.remember(str(path), path.stat(), b"h" * 16)
     cache.save()
     assert FactCache(str(tmp_path)).lookup(str(path), path.stat()) is not None
-    stored = pickle.loads((tmp_path / "files.pickle").read_bytes())
-    stored["fingerprint"] = (stored["fingerprint"][0], "older code")
-    (tmp_path / "files.pickle").write_bytes(pickle.dumps(stored))
+    stored = serial.loads_json((tmp_path / INDEX_FILE).read_bytes())
+    stored["fingerprint"] = "older code"
+    (tmp_path / INDEX_FILE).write_bytes(serial.dumps_json(stored))
     assert FactCache(str(tmp_path)).lookup(str(path), path.stat()) is None
 
 
-def test_fast_pickling_round_trips_facts(tmp_path):
-    from dllint.cache import dumps
+def test_cache_encoding_round_trips_facts(tmp_path):
+    from dllint.cache import dumps, loads
 
     generate(str(tmp_path), seed=5, files=60)
     analysis, _ = analyse(tmp_path, None)
     assert analysis.project.files
     for facts in analysis.project.files.values():
-        assert pickle.loads(dumps(facts)) == facts
+        assert loads(dumps(facts)) == facts
 
 
 def test_unchanged_project_reuses_the_result_and_any_change_invalidates_it(tmp_path):

@@ -1,4 +1,4 @@
-"""The pre-filter's two stages and the index's quiet questions (dllint/prefilter.py, dllint/index.py).
+"""The pre-filter's two stages and the model's quiet questions (dllint/prefilter.py, dllint/program/symbols.py).
 
 What is parsed shrinks; what is found does not: each project here is also checked with every file
 parsed, and the findings must be the same.

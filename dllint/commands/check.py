@@ -12,7 +12,7 @@ from dllint.discover import discover
 from dllint.program.layout import find_project_root, scope_root
 from dllint.engine import Engine
 from dllint.facts.extract import decode_source
-from dllint.fix import fix_loop, unified_diff, write_fixes
+from dllint.fix import fix_loop, fixed_bytes, unified_diff, write_fixes
 from dllint.report import FORMATS, MACHINE_FORMATS, ReportContext, render
 from dllint.report.statistics import attach_sources, render_fixes, render_statistics
 from dllint.rules import all_rules
@@ -87,6 +87,15 @@ def open_cache(root: str, cache_dir: str | None):
         return None
 
 
+def display(path: str) -> str:
+    """A path as the user would write it: relative to the current directory when below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def use_color() -> bool:
     if os.environ.get("NO_COLOR"):
         return False
@@ -96,7 +105,8 @@ def use_color() -> bool:
 
 
 @click.command(short_help="Check files and directories for DataLoader pitfalls.")
-@click.argument("paths", nargs=-1, type=click.Path())
+# readable=False: an unreadable file is a DL000 finding like any other, not a usage error
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and show as fixable) unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the unified diff of the fixes; write nothing.")
@@ -166,16 +176,49 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
         base_overlay = {paths[0]: stdin_data}
         explicit = set(paths)
     else:
-        targets = discover(paths, root, settings.all_excludes, settings.respect_gitignore, force_exclude=force_exclude)
-        if [os.path.abspath(p) for p in paths] == [root]:
-            engine.root_files = targets  # the same walk the engine would make of the project
+        warned: set[str] = set()
+
+        def find_targets() -> list[str]:
+            errors: list[tuple[str, str]] = []
+            found = discover(paths, root, settings.all_excludes, settings.respect_gitignore, force_exclude=force_exclude, errors=errors)
+            for where, why in errors:  # skipped, but never without a word (as ruff does)
+                if where not in warned:
+                    warned.add(where)
+                    click.echo(f"dllint: warning: cannot read directory {display(where)}: {why}; skipped", err=True)
+            if [os.path.abspath(p) for p in paths] == [root]:
+                engine.root_files = found  # the same walk the engine would make of the project
+            return found
+
+        targets = find_targets()
         base_overlay = {}
         explicit = {os.path.abspath(p) for p in paths if not os.path.isdir(p)} & set(targets)
         if not targets:  # as ruff: say so instead of "All checks passed!" over nothing
             click.echo("dllint: warning: No Python files found under the given path(s)", err=True)
 
+    told: set[str] = set()
+
     def analyse(overlay):
-        return engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+        try:
+            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+        except Exception as exc:
+            cache = engine.cache
+            if cache is None or not cache.served or not cache.read_enabled:
+                raise
+            # the cache can only make a run faster: data read from it that a rule cannot use
+            # (a damaged or crafted .dllint_cache/) means the run is made again without reading it
+            click.echo(
+                f"dllint: warning: the cache {display(cache.directory)} gave data dllint cannot use "
+                f"({type(exc).__name__}); analysed again without reading it (`dllint clean` removes it)",
+                err=True,
+            )
+            cache.read_enabled = False
+            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+        if engine.cache is not None:
+            for warning in engine.cache.warnings():
+                if warning not in told:
+                    told.add(warning)
+                    click.echo(f"dllint: warning: {warning}", err=True)
+        return analysis
 
     if add_noqa:
         if fix or diff or stdin_data is not None:
@@ -208,10 +251,12 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             click.echo(f"Would fix {n} error{'s' if n != 1 else ''}." if n else "No errors would be fixed.", err=True)
             sys.exit(1 if text else 0)
         if stdin_data is not None:
-            fixed = result.fixed.get(paths[0])
-            if paths[0] in result.notebooks:  # a notebook on stdin is written back as a notebook
-                fixed = result.notebooks[paths[0]].decode("utf-8")
-            sys.stdout.write(fixed if fixed is not None else stdin_data.decode("utf-8", errors="replace"))
+            # bytes: what is not fixed comes back byte for byte, in the input's encoding
+            out = fixed_bytes(result, paths[0]) if paths[0] in result.fixed else stdin_data
+            sys.stdout.flush()
+            stream = click.get_binary_stream("stdout")
+            stream.write(out)
+            stream.flush()
             ctx.fix_applied = len(result.applied)
             if show_fixes:
                 click.echo(render_fixes(result.applied, ctx), nl=False, err=True)
@@ -221,7 +266,14 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             if exit_non_zero_on_fix and result.applied and not exit_zero:
                 sys.exit(1)
             sys.exit(0 if exit_zero or not analysis.diagnostics else 1)
-        write_fixes(result)
+        skipped = write_fixes(result)
+        for path, why in sorted(skipped.items()):
+            click.echo(f"dllint: warning: {ctx.display_path(path)}: not fixed: {why}", err=True)
+        if skipped:  # report what is on disk now: those files' findings remain
+            result.applied = [d for d in result.applied if d.path not in skipped]
+            targets = find_targets()
+            explicit &= set(targets)
+            analysis = analyse({})
         ctx.fix_applied = len(result.applied)
         if show_fixes:  # machine formats keep standard output to themselves
             click.echo(render_fixes(result.applied, ctx), nl=False, err=output_format in MACHINE_FORMATS)

@@ -10,6 +10,7 @@ from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.program.hazards import derived_root
 from dllint.program.values import Env
 from dllint.rules.base import Rule
+from dllint.textutil import header_rows
 
 CALLABLE_ARGS = ("collate_fn", "worker_init_fn")
 LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> failed"
@@ -80,7 +81,7 @@ def _import_edit(ctx) -> tuple[str, Edit | None]:
         if binding.kind == "import" and binding.qualname == "functools":
             return f"{name}.partial", None
     body = ctx.tree.body
-    row = 1
+    row = header_rows(ctx.lines) + 1  # after a shebang / coding cookie
     i = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
         row = body[0].end_lineno + 1

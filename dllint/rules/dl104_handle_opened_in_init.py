@@ -7,6 +7,7 @@ import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.rules.base import Rule
+from dllint.textutil import header_rows
 
 def import_edit(ctx, modules: list[str]) -> Edit | None:
     """An edit adding ``import m`` for each module not yet imported under its own name, after the
@@ -17,7 +18,7 @@ def import_edit(ctx, modules: list[str]) -> Edit | None:
         return None
     text = "".join(f"import {m}\n" for m in missing)
     body = ctx.tree.body
-    row, i = 1, 0
+    row, i = header_rows(ctx.lines) + 1, 0  # after a shebang / coding cookie
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
         row, i = body[0].end_lineno + 1, 1
     while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):

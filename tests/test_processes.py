@@ -1,0 +1,107 @@
+"""dllint's worker processes end with it: after SIGTERM or SIGKILL of dllint nothing keeps running
+or holds the caller's standard output open; Ctrl-C exits 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from golden import ROOT
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table in /proc")
+
+
+def slow_project(root: Path, files: int = 24, functions: int = 1500) -> None:
+    """Files that all need parsing, each slow enough that the worker pool lives for seconds."""
+    (root / ".git").mkdir()
+    body = "".join(f"def f{i}(x):\n    return [x + {i} for _ in range(3)]\n\n" for i in range(functions))
+    for n in range(files):
+        (root / f"m{n}.py").write_text(f"from torch.utils.data import Dataset\n\n{body}")
+
+
+def children(pid: int) -> set[int]:
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(entry))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start_with_workers(root: Path) -> tuple[subprocess.Popen, set[int]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dllint", "--no-cache", "--jobs", "2", "."],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.time() + 60
+    workers: set[int] = set()
+    while time.time() < deadline and proc.poll() is None:
+        workers = children(proc.pid)
+        if len(workers) >= 2:
+            time.sleep(0.3)  # let them start their work
+            return proc, children(proc.pid)
+        time.sleep(0.01)
+    proc.kill()
+    pytest.fail(f"dllint never ran two worker processes ({proc.poll()=})")
+
+
+def ends_with_parent(root: Path, sig: int) -> None:
+    proc, workers = start_with_workers(root)
+    assert workers
+    os.kill(proc.pid, sig)
+    try:
+        proc.communicate(timeout=15)  # returns once nothing holds the pipes any more
+    except subprocess.TimeoutExpired:
+        for pid in workers:  # clean up for the next tests
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        proc.communicate()
+        pytest.fail("a worker process kept the caller's output open after dllint died")
+    deadline = time.time() + 10
+    while time.time() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in workers)
+
+
+def test_workers_die_with_dllint_on_sigkill(tmp_path):
+    slow_project(tmp_path)
+    ends_with_parent(tmp_path, signal.SIGKILL)
+
+
+def test_workers_die_with_dllint_on_sigterm(tmp_path):
+    slow_project(tmp_path)
+    ends_with_parent(tmp_path, signal.SIGTERM)
+
+
+def test_ctrl_c_exits_130(tmp_path):
+    slow_project(tmp_path)
+    proc, workers = start_with_workers(tmp_path)
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Aborted!" not in err
