@@ -336,7 +336,7 @@ def test_probe_confirms_then_is_silent_after_dllint_fix(tmp_path):
     fixed = (after / "cow_fixable.py").read_text()
     if fixed == src:
         pytest.skip(f"dllint --fix did not convert the list in this tree: {fix.stdout}{fix.stderr}")
-    assert "np.str_" in fixed
+    assert "_CompactList(self.paths)" in fixed
     args = ["--batch-size", "4096", "--seconds", "60", "--skip", "rng", "--json"]
     res = cli(f"{before / 'cow_fixable.py'}:make", *args)
     assert res.returncode == 1, res.stdout + res.stderr

@@ -98,6 +98,8 @@ def _measured(ir, fn, model, ref, depth) -> set[str]:
             out.add(arg[1])
         elif arg[0] == "c" and arg[1][0] == "a" and arg[1][1][0] == "s":
             out.add(arg[1][1][1])  # len(self.x.keys())
+        elif arg[0] == "i" and arg[1][0] == "s" and arg[2][0] == "k":
+            out.add(arg[1][1])  # len(self.ann["images"]): a named table of it
         return out
     if tag == "b":
         return _measured(ir[2], fn, model, ref, depth + 1) | _measured(ir[3], fn, model, ref, depth + 1)

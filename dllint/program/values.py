@@ -575,7 +575,7 @@ class Values:
             v = self.attr_value(base.cls, attr)
             return v if not v.is_bottom else UNKNOWN
         if base.has("coco") and attr in COCO_DATA_ATTRS:
-            return val("dict", "list", size=DATA, why=_why(base, f"the COCO API's `{attr}`", env.where(0)))
+            return val("dict", "list", size=DATA, why=base.why)
         if base.has("dataframe") and attr in ("values", "to_numpy"):
             return val("ndarray-obj", size=base.size, why=base.why)
         if base.has("walk"):
@@ -712,21 +712,21 @@ class Values:
             if left.has("str") or right.has("str"):
                 return val("str", size=BOUNDED, device="cuda" if left.device == "cuda" else None)
             if left.has("int", "float") and right.has("int", "float"):
-                return _number(left, right)
+                return _number(left, right, op)
         if op == "*":
             for seq, count in ((left, right), (right, left)):
                 if seq.has("list", "tuple") and count.has("int"):
                     size = count.size if count.size in (DATA, LOAD, UNKNOWN_SIZE) else seq.size
                     return replace(seq, size=size, why=count.why if size == count.size else seq.why)
             if left.has("int", "float") and right.has("int", "float"):
-                return _number(left, right)
+                return _number(left, right, op)
         if op == "%":
             if left.has("str"):
                 return val("str", size=BOUNDED, device="cuda" if is_cuda_string(left.detail) else None)
         if op == "/" and (left.has("path") or (left.has("str") and right.has("path"))):
             return val("path", size=BOUNDED)
         if op in ("-", "//", "/", "%", "**") and left.has("int", "float"):
-            return _number(left, right)
+            return _number(left, right, op)
         if op == "|" and left.has("dict", "set"):
             return join(left, right)
         if left.has("ndarray", "tensor"):
@@ -1105,8 +1105,13 @@ class Values:
                 if method.startswith(("is", "startswith", "endswith")):
                     return val("bool", size=BOUNDED)
                 return val("str", size=BOUNDED, detail=recv.detail if method in ("strip", "rstrip", "lstrip", "lower") else "")
-        if recv.has("bytes") and method == "decode":
-            return val("str", size=recv.size, detail=recv.detail, why=recv.why)
+        if recv.has("bytes") and not recv.has("str"):
+            if method == "decode":
+                return val("str", size=recv.size, detail=recv.detail, why=recv.why)
+            if method in ("strip", "lstrip", "rstrip", "lower", "upper", "replace", "removeprefix", "removesuffix"):
+                return val("bytes", size=BOUNDED)
+            if method in SPLITTERS:
+                return container("list", val("bytes", size=BOUNDED), DATA if recv.detail == "content" else BOUNDED, recv.why)
         if recv.has("dict", "records"):
             if method in DICT_VIEW:
                 view = DICT_VIEW[method]
@@ -1235,8 +1240,14 @@ def _max_size(parts):
     return best, why
 
 
-def _number(a: Val, b: Val) -> Val:
+def _number(a: Val, b: Val, op: str = "+") -> Val:
+    """An arithmetic result: an int from ints (``/`` gives a float), a float when either is one."""
     size = a.size if a.size in (DATA, LOAD) else b.size if b.size in (DATA, LOAD) else BOUNDED
+    ints = a.kinds <= {"int", "bool"} and b.kinds <= {"int", "bool"}
+    if ints and op != "/":
+        return val("int", size=size, why=a.why or b.why)
+    if a.kinds <= {"int", "float", "bool"} and b.kinds <= {"int", "float", "bool"}:
+        return val("float", size=size, why=a.why or b.why)
     return val("int", "float", size=size, why=a.why or b.why)
 
 

@@ -1,0 +1,1 @@
+"""Source code that fixes add to a user's module (kept as text; tests execute it directly)."""
