@@ -166,6 +166,8 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     uses = attribute_uses(ctx)
     if uses:
         facts.signals["attr_uses"] = uses
+    if any(node.level for node in ctx.nodes(ast.ImportFrom)):
+        facts.signals["relative_imports"] = True  # a module of a package, whatever its path says
 
     loaders: list[LoaderCall] = []
     start_methods: list[StartMethodCall] = []

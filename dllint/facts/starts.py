@@ -19,20 +19,22 @@ FIT_METHODS = frozenset({"fit", "validate", "test", "predict"})
 LIGHTNING_HOOKS = ("train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader")
 
 def _module_statements(tree: ast.Module):
-    """Statements that run at import time, outside the main guard, defs and classes."""
-    stack = list(reversed(tree.body))
+    """(statement, the top-level statement holding it) for the statements that run at import
+    time, outside the main guard, defs and classes. The top-level statement is what must move
+    under ``if __name__ == "__main__":``."""
+    stack = [(s, s) for s in reversed(tree.body)]
     while stack:
-        stmt = stack.pop()
+        stmt, top = stack.pop()
         if isinstance(stmt, (*FUNC_TYPES, ast.ClassDef)):
             continue
         if isinstance(stmt, ast.If) and is_main_guard_test(stmt.test):
-            stack.extend(reversed(stmt.orelse))
+            stack.extend((s, s) for s in reversed(stmt.orelse))
             continue
-        yield stmt
+        yield stmt, top
         for field in ("body", "orelse", "finalbody", "handlers"):
             block = getattr(stmt, field, None)
             if isinstance(block, list):
-                stack.extend(reversed(block))
+                stack.extend((s, top) for s in reversed(block))
 
 
 def _own_nodes(stmt: ast.AST):
@@ -138,7 +140,8 @@ def _trainer_call(ctx, call: ast.Call) -> dict | None:
 
 def extract_starts(ctx) -> dict | None:
     module_sites = []  # what module-level code iterates or calls, in source order
-    for stmt in _module_statements(ctx.tree):
+    for stmt, top in _module_statements(ctx.tree):
+        first = len(module_sites)
         nodes = [stmt, *_own_nodes(stmt)] if isinstance(stmt, (ast.For, ast.AsyncFor)) else list(_own_nodes(stmt))
         for src, span in _iterations(ctx, nodes):
             if isinstance(src, ast.Call):
@@ -158,6 +161,10 @@ def extract_starts(ctx) -> dict | None:
                     module_sites.append(
                         {"kind": "call", "callee": callee, "span": ctx.span(node), "text": ctx.segment(node.func, 60), "args": _call_args(ctx, node)}
                     )
+        top_span = ctx.span(top)
+        line = ctx.lines[top_span.row - 1] if top_span.row <= len(ctx.lines) else ""
+        for site in module_sites[first:]:
+            site["top"] = (top_span.row, top_span.col, top_span.row, len(line.rstrip()) + 1)
     functions: dict[str, dict] = {}
     for fn in ctx.functions:
         iters, params = [], []

@@ -180,7 +180,9 @@ class Layout:
     def _find(self, module: str, file_root: str):
         parts = module.split(".")
         if not all(p.isidentifier() for p in parts):
-            return None
+            # a script whose file name is not a module name (train-net.py): nothing imports it,
+            # but its own names (``train-net.Images``) are its module's
+            return self._fallback(module)
         # the top-level name: the first root with a regular module/package wins; namespace
         # portions are merged in root order
         portions: list[str] = []

@@ -40,3 +40,10 @@ class Loader:
     @property
     def may_start_workers(self) -> bool:
         return self.workers != "no"
+
+    @property
+    def self_test(self) -> bool:
+        """Built under ``if __name__ == "__main__":`` of a module inside a package: a module's
+        self-test, not how the project loads its data."""
+        in_package = "." in self.file.module or self.file.is_package or self.file.signals.get("relative_imports", False)
+        return self.call.in_main_guard and in_package

@@ -165,9 +165,15 @@ class Workers:
 
     # ------------------------------------------------------------------ who runs it, with which loaders
 
+    def deciding_loaders(self, ref: ClassRef) -> list:
+        """The loaders using a class that say whether it runs with workers: a module's own
+        self-test without workers (``if __name__ == "__main__":`` in a package module) does not
+        prove the project never uses workers."""
+        return [ld for ld in self.loaders_using(ref) if not (ld.self_test and ld.workers == "no")]
+
     def dataset_use(self, ref: ClassRef) -> Use | None:
         """How a Dataset class runs in workers; None when every loader using it has no workers."""
-        loaders = self.loaders_using(ref)
+        loaders = self.deciding_loaders(ref)
         active = [ld for ld in loaders if ld.may_start_workers]
         if loaders and not active:
             return None  # every loader using it runs in the main process
@@ -200,7 +206,7 @@ class Workers:
 
     def proven_without_workers(self, ref: ClassRef) -> bool:
         """True when some loader uses the class and every one of them starts no workers."""
-        loaders = self.loaders_using(ref)
+        loaders = self.deciding_loaders(ref)
         return bool(loaders) and all(ld.workers == "no" for ld in loaders)
 
     def worker_loaders(self, ref: ClassRef) -> list:

@@ -280,7 +280,7 @@ class CopyOnReadContainer(Rule):
     @staticmethod
     def _quiet(model, ref) -> bool:
         """Every loader using the class has no workers, or starts them only with spawn/forkserver."""
-        loaders = model.loaders_using(ref)
+        loaders = model.deciding_loaders(ref)
         if not loaders:
             return False  # no loader in sight: judged as the common case (workers, fork)
         active = [ld for ld in loaders if ld.may_start_workers]

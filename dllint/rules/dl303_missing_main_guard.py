@@ -14,7 +14,7 @@ them with the project's loaders (workers > 0) and follows calls across files.
 
 from __future__ import annotations
 
-from dllint.model import Diagnostic
+from dllint.model import Diagnostic, Span
 from dllint.rules.base import Rule
 
 
@@ -108,14 +108,15 @@ class MissingMainGuard(Rule):
                 loaders = model.site_loaders(facts, site)
                 if loaders:
                     hits.append((site, loaders))
-            if not hits:
-                continue
-            hits.sort(key=lambda h: (h[0]["span"].row, h[0]["span"].col))
-            site, loaders = hits[0]
-            more = len({h[0]["span"].row for h in hits} - {site["span"].row})
-            yield self._diagnostic(model, facts, site, loaders, more)
+            # one finding per top-level statement that starts workers (what must move under the guard)
+            by_top: dict = {}
+            for site, loaders in sorted(hits, key=lambda h: (h[0]["span"].row, h[0]["span"].col)):
+                span = site["span"]
+                by_top.setdefault(tuple(site.get("top") or (span.row, span.col, span.end_row, span.end_col)), (site, loaders))
+            for top, (site, loaders) in by_top.items():
+                yield self._diagnostic(model, facts, site, loaders, 0, Span(*top))
 
-    def _diagnostic(self, model, facts, site, loaders, more: int) -> Diagnostic:
+    def _diagnostic(self, model, facts, site, loaders, more: int, where=None) -> Diagnostic:
         methods = set()
         for ld in loaders:
             methods |= set(ld.start_methods)
@@ -143,4 +144,4 @@ class MissingMainGuard(Rule):
                 f"and fails with {BOOTSTRAP}; move it under the guard{tail}"
             )
             severity = "info"
-        return Diagnostic(self.code, message, facts.path, site["span"], severity=severity)
+        return Diagnostic(self.code, message, facts.path, where or site["span"], severity=severity)
