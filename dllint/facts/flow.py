@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from dllint.names import CUDA_INIT_FUNCTIONS, SHARDING_NAMES
 
 MAX_ELTS = 8
+MAX_KEYS = 64
 MAX_DEPTH = 10
 UNKNOWN = ("?",)
 MUTATORS = frozenset(
@@ -436,7 +437,7 @@ class FlowBuilder:
             args = tuple(
                 ("*", self.expr(a.value, d)) if isinstance(a, ast.Starred) else self.expr(a, d) for a in node.args[:12]
             )
-            kwargs = tuple((k.arg, self.expr(k.value, d)) for k in node.keywords[:12])
+            kwargs = tuple((k.arg, self.expr(k.value, d)) for k in node.keywords[:MAX_KEYS])
             return ("c", callee, args, kwargs, node.lineno)
         if t is ast.Subscript:
             sl = node.slice
@@ -452,12 +453,14 @@ class FlowBuilder:
                 elts.append(("more", len(node.elts) - MAX_ELTS))
             return ("L", kind, tuple(elts), node.lineno)
         if t is ast.Dict:
+            # a dict with literal keys is a record (a config): every key is kept, up to a bound
+            limit = MAX_KEYS if all(isinstance(k, ast.Constant) for k in node.keys) else MAX_ELTS
             items = tuple(
                 (self.expr(k, d) if k is not None else None, self.expr(v, d))
-                for k, v in list(zip(node.keys, node.values))[:MAX_ELTS]
+                for k, v in list(zip(node.keys, node.values))[:limit]
             )
-            if len(node.keys) > MAX_ELTS:
-                items += ((("more", len(node.keys) - MAX_ELTS), UNKNOWN),)
+            if len(node.keys) > limit:
+                items += ((("more", len(node.keys) - limit), UNKNOWN),)
             return ("D", items, node.lineno)
         if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             return self.comprehension(node, d)

@@ -334,21 +334,25 @@ class Hazards:
         return out
 
     def _handle_context(self, ref: ClassRef, setup: list[FuncRef]):
-        """(attrs closed or deleted in setup code, attr -> attrs derived from it, attrs assigned in
-        worker code)."""
+        """(attrs closed or deleted while the instance is built, attr -> attrs derived from it,
+        attrs assigned in worker code). Only code the constructor runs closes a handle before the
+        fork: a ``close()`` method nobody calls there does not."""
         closed: set[str] = set()
         children: dict[str, set[str]] = {}
+        init = self.find_method(ref, "__init__")
+        built = {f.key for f in (self.setup_functions(ref, init) if init is not None else [])}
         for fnref in setup:
             flow = fnref.fn.flow
-            for kind, target, *_ in flow.calls:
-                if kind == "attr" and target[1] == "close":
-                    closed.add(target[0])
+            if fnref.key in built:
+                for kind, target, *_ in flow.calls:
+                    if kind == "attr" and target[1] == "close":
+                        closed.add(target[0])
+                closed.update(flow.deletes)
             for attr, writes in flow.writes.items():
                 for how, ir, *_ in writes:
                     root = derived_root(ir)
                     if root is not None and root != attr:
                         children.setdefault(root, set()).add(attr)
-            closed.update(flow.deletes)
         member = self.in_hierarchy(ref)
         worker_writes: set[str] = set()
         for fn, _ in self.worker_functions(ref).values():

@@ -995,6 +995,10 @@ class Values:
                 return container("dict", elem, EMPTY)
             inner = self._arg(args, kwargs, 0, None, env, depth)
             if inner is None:
+                named = {k: self._eval(v, env, depth) for k, v in kwargs if k is not None}
+                if named and all(k is not None for k, _ in kwargs):  # dict(a=1, device="cuda"): a record
+                    return Val(frozenset({"dict"}), elem=join_all(named.values()), key=val("str", size=BOUNDED),
+                               size=BOUNDED, attrs=tuple(sorted(named.items())))
                 return Val(frozenset({"dict"}), size=BOUNDED if kwargs else EMPTY)
             pair = element_of(inner)
             if inner.has("dict"):
@@ -1022,7 +1026,25 @@ class Values:
             return val("transform", detail=qual)
         if qual == "multiprocessing.Manager" or qual.endswith("Manager().list"):
             return val("manager")
+        held = self._held_callables(qual, args, kwargs, env, depth)
+        if held is not None:
+            return held
         return val("ext", detail=qual, size=UNKNOWN_SIZE)
+
+    def _held_callables(self, qual: str, args, kwargs, env, depth) -> Val | None:
+        """A library class built with a lambda or a local function (a transform, a dataset given
+        ``transform=lambda ...``) keeps it: the object is as unpicklable as the callable."""
+        name = qual.rsplit(".", 1)[-1]
+        if not name[:1].isupper():
+            return None  # a function call: it may just call the callable
+        for a in (*args, *(v for _, v in kwargs)):
+            if a[0] not in ("lam", "fn", "n", "p", "c", "L", "s"):
+                continue
+            v = self._eval(a[1] if a[0] == "*" else a, env, depth)
+            for part in (v, v.elem) if v.elem is not None else (v,):
+                if part.has("lambda", "localfn", "localcls"):
+                    return replace(part, kinds=part.kinds | {"holder", "ext"}, detail=part.detail or qual)
+        return None
 
     def _numpy(self, qual, args, kwargs, env, depth, where) -> Val:
         if qual == "numpy.load":

@@ -7,7 +7,6 @@ import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
-from dllint.program.hazards import derived_root
 from dllint.program.values import Env
 from dllint.rules.base import Rule
 from dllint.textutil import header_rows
@@ -46,9 +45,9 @@ def problem(v) -> tuple[str, str, str] | None:
             return f"an instance of `{part.cls.cls.name if part.cls else '?'}`, a class defined inside a function", LOCAL_ERROR, "local"
     if v.has("generator") and not v.has("list", "dict", "tuple", "set"):
         return "a generator", GENERATOR_ERROR, "generator"
-    handle = v if v.has("handle", "file") else v.elem if v.elem is not None and v.elem.has("handle", "file") and v.has("list", "dict", "tuple") else None
+    handle = v if v.has("handle", "file", "h5dataset") else v.elem if v.elem is not None and v.elem.has("handle", "file") and v.has("list", "dict", "tuple") else None
     if handle is not None and handle.detail != "PIL.Image.open":
-        ctor = handle.detail if handle.has("handle") else "builtins.open"
+        ctor = handle.detail if handle.has("handle", "h5dataset") else "builtins.open"
         error = HANDLE_ERRORS.get(ctor, "cannot pickle '_io.BufferedReader' object")
         what = "an open file" if ctor == "builtins.open" else f"an open handle (`{ctor}`)"
         if handle is not v:
@@ -296,10 +295,19 @@ class UnpicklableWorkerState(Rule):
                 continue
             yield from self._state(model, ref, methods, emit)
 
-        # 2. collate_fn / worker_init_fn
+        # 2. collate_fn / worker_init_fn; a library Dataset given a lambda (transform=lambda ...)
         for loader in model.loaders:
             if not loader.may_start_workers or loader.context == "fork":
                 continue
+            ds = model.loader_arg(loader, "dataset")
+            if ds is not None and ds.has("holder") and not ds.has("instance"):
+                found = problem(ds)
+                origin = next((w for w in ds.why if len(w) >= 6), None)
+                if found is not None and origin is not None:
+                    what, error, _kind = found
+                    d = emit(origin[1], Span(*origin[2:6]), f"{what.capitalize()} is kept by the loader's dataset", loader.start_methods, error)
+                    if d:
+                        yield d
             for arg in CALLABLE_ARGS:
                 v = model.loader_arg(loader, arg)
                 found = problem(v) if v is not None else None
@@ -307,6 +315,10 @@ class UnpicklableWorkerState(Rule):
                     continue
                 what, error, kind = found
                 span = loader.call.args[arg].span
+                local = v.detail if v.has("localfn") else ""
+                fn = loader.file.functions.get(local)
+                if fn is not None:
+                    span = fn.span  # the function defined inside a function: where it is written
                 fix = None
                 if kind == "lambda":
                     if loader.call.scope == loader.file.module:
@@ -334,10 +346,12 @@ class UnpicklableWorkerState(Rule):
                 if fn is not None and fn.flow is not None:
                     attrs.update(fn.flow.writes)
         for attr in sorted(attrs - deleted):
-            for fnref, write in model.attr_writes(ref, attr):
-                root = derived_root(write[1])
-                if write[0] != "=" or (root is not None and root != attr):
-                    continue  # derived from another attribute (a cursor of a connection): reported there
+            writes = model.attr_writes(ref, attr)
+            for fnref, write in writes:
+                if write[0] != "=":
+                    continue
+                if any(f2.key == fnref.key and w2[0] == "=" and w2[2] > write[5] for f2, w2 in writes):
+                    continue  # rebound later in the same method (self.x = np.asarray(self.x))
                 v = model.value(write[1], Env(fnref.file, fnref, ref))
                 found = problem(v)
                 if found is None:
