@@ -68,9 +68,11 @@ class Flow:
     defaults: dict[str, tuple] = field(default_factory=dict)  # parameter -> IR of its default
     # local name -> ((how, IR of the argument, loops), ...): ``x.append(v)``, ``x[k] = v``, ``x += v``
     muts: dict[str, tuple] = field(default_factory=dict)
-    # attr -> ((how, IR, row, col, loops, end_row, end_col, value span, text), ...); how: "=", "+=",
+    # attr -> ((how, IR, row, col, loops, end_row, end_col, value span, text, blocks), ...); how: "=", "+=",
     # "append", "extend", "setitem", ... (the position is the statement's, or the mutating call's;
-    # the value span (row, col, end_row, end_col) is the assigned expression's)
+    # the value span (row, col, end_row, end_col) is the assigned expression's; blocks: the
+    # conditional blocks around it, outermost first, so a later write in the same or an enclosing
+    # block is known to replace it)
     writes: dict[str, tuple] = field(default_factory=dict)
     returns: tuple = ()
     yields: bool = False
@@ -111,6 +113,8 @@ class FlowBuilder:
         self._sites: list = []
         self._lambda = 0  # the row of the lambda being scanned (0: none)
         self._loops: list = []  # iterables of the enclosing loops, outermost first
+        self._blocks: list[int] = []  # the conditional blocks (branches, loop bodies) around a statement
+        self._block_ids = 0
         self._comp: list[dict[str, tuple]] = []  # comprehension targets in scope
 
     # ------------------------------------------------------------------ statements
@@ -140,6 +144,15 @@ class FlowBuilder:
         for stmt in stmts:
             self.stmt(stmt)
 
+    def branch(self, stmts) -> None:
+        """A block that may not run (a branch, a loop body, a handler)."""
+        self._block_ids += 1
+        self._blocks.append(self._block_ids)
+        try:
+            self.block(stmts)
+        finally:
+            self._blocks.pop()
+
     def stmt(self, s) -> None:
         kind = type(s)
         if kind is ast.Assign:
@@ -168,19 +181,19 @@ class FlowBuilder:
             self._note_iteration(s.iter)
             self.bind(s.target, ("e", iterable, ()), s, element=True)
             self._loops.append(iterable)
-            self.block(s.body)
+            self.branch(s.body)
             self._loops.pop()
-            self.block(s.orelse)
+            self.branch(s.orelse)
         elif kind is ast.While:
             self.scan(s.test)
             self._loops.append(("while",))
-            self.block(s.body)
+            self.branch(s.body)
             self._loops.pop()
-            self.block(s.orelse)
+            self.branch(s.orelse)
         elif kind is ast.If:
             self.scan(s.test)
-            self.block(s.body)
-            self.block(s.orelse)
+            self.branch(s.body)
+            self.branch(s.orelse)
         elif kind in (ast.With, ast.AsyncWith):
             for item in s.items:
                 value = self.expr(item.context_expr)
@@ -189,12 +202,12 @@ class FlowBuilder:
                     self.bind(item.optional_vars, ("with", value), s)
             self.block(s.body)
         elif kind is ast.Try or kind.__name__ == "TryStar":
-            self.block(s.body)
+            self.branch(s.body)
             for h in s.handlers:
                 if h.name:
                     self._locals.setdefault(h.name, []).append(UNKNOWN)
-                self.block(h.body)
-            self.block(s.orelse)
+                self.branch(h.body)
+            self.branch(s.orelse)
             self.block(s.finalbody)
         elif kind is ast.Return:
             if s.value is not None:
@@ -210,7 +223,7 @@ class FlowBuilder:
         elif kind is ast.Match:
             self.scan(s.subject)
             for case in s.cases:
-                self.block(case.body)
+                self.branch(case.body)
         elif kind is ast.Delete:
             for t in s.targets:
                 if self._is_self_attr(t):
@@ -252,7 +265,7 @@ class FlowBuilder:
         v = self.ctx.span(value_node) if value_node is not None else span
         text = self.ctx.segment(value_node if value_node is not None else node, 60)
         self._writes.setdefault(attr, []).append(
-            (how, value, span.row, span.col, loops, span.end_row, span.end_col, (v.row, v.col, v.end_row, v.end_col), text)
+            (how, value, span.row, span.col, loops, span.end_row, span.end_col, (v.row, v.col, v.end_row, v.end_col), text, tuple(self._blocks))
         )
 
     def _mut(self, name: str, how: str, value) -> None:

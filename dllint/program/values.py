@@ -143,6 +143,15 @@ def grows(v: Val) -> bool:
     return v.size in (DATA, LOAD)
 
 
+def replaced(write, later) -> bool:
+    """A later ``=`` write of the same attribute in the same function always runs after
+    ``write`` (it is in the same block or an enclosing one): ``write``'s value does not survive."""
+    if later[0] != "=" or later[2] <= write[5]:
+        return False
+    wb, lb = write[9], later[9]
+    return wb[: len(lb)] == lb
+
+
 def _why(v: Val, text: str, where) -> tuple:
     return ((text, *where),) + v.why[: MAX_WHY - 1]
 

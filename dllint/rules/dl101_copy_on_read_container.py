@@ -19,7 +19,7 @@ from dllint.codegen.compact_list import SOURCE as COMPACT_SOURCE
 from dllint.codegen.edits import line_edits
 from dllint.model import Diagnostic, Fix, Span
 from dllint.program.refs import FuncRef
-from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env
+from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env, replaced
 from dllint.rules.base import Rule
 
 PY_CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset", "ndarray-obj"})
@@ -397,8 +397,8 @@ class CopyOnReadContainer(Rule):
             compact = bool(v.kinds & COMPACT) or (v.has("instance") and not v.kinds & OPEN)
             if not compact or v.kinds & PY_CONTAINERS:
                 continue
-            if any(f2.key == fn.key and x[2] < w[2] for f2, x in writes):
-                return True  # rebound later in the same method
+            if any(f2.key == fn.key and x[0] == "=" and replaced(x, w) for f2, x in writes):
+                return True  # rebound later in the same method, on every path
             cls = model.class_of(fn)
             depth = mro.index(cls.key) if cls is not None and cls.key in mro else len(mro)
             for f2, x in writes:

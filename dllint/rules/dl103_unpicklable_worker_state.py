@@ -7,7 +7,7 @@ import ast
 
 from dllint.model import Diagnostic, Edit, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
-from dllint.program.values import Env
+from dllint.program.values import Env, replaced
 from dllint.rules.base import Rule
 from dllint.textutil import header_rows
 
@@ -350,7 +350,7 @@ class UnpicklableWorkerState(Rule):
             for fnref, write in writes:
                 if write[0] != "=":
                     continue
-                if any(f2.key == fnref.key and w2[0] == "=" and w2[2] > write[5] for f2, w2 in writes):
+                if any(f2.key == fnref.key and replaced(write, w2) for f2, w2 in writes):
                     continue  # rebound later in the same method (self.x = np.asarray(self.x))
                 v = model.value(write[1], Env(fnref.file, fnref, ref))
                 found = problem(v)

@@ -116,7 +116,7 @@ class MissingMainGuard(Rule):
             for top, (site, loaders) in by_top.items():
                 yield self._diagnostic(model, facts, site, loaders, 0, Span(*top))
 
-    def _diagnostic(self, model, facts, site, loaders, more: int, where=None) -> Diagnostic:
+    def _diagnostic(self, model, facts, site, loaders, more: int, at=None) -> Diagnostic:
         methods = set()
         for ld in loaders:
             methods |= set(ld.start_methods)
@@ -144,4 +144,4 @@ class MissingMainGuard(Rule):
                 f"and fails with {BOOTSTRAP}; move it under the guard{tail}"
             )
             severity = "info"
-        return Diagnostic(self.code, message, facts.path, where or site["span"], severity=severity)
+        return Diagnostic(self.code, message, facts.path, at or site["span"], severity=severity)
