@@ -20,6 +20,8 @@ from dllint.textutil import split_lines
 FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _BUILTINS = frozenset(dir(builtins))
+# module names a star import commonly hands on (the code uses them unbound otherwise)
+STAR_MODULE_ALIASES = {"cv2": "cv2", "np": "numpy", "numpy": "numpy", "torch": "torch", "h5py": "h5py", "lmdb": "lmdb"}
 MAX_DEPTH = 6
 # Fields never visited: the expression context and operator singletons (ast.Load, ast.Add ...)
 # carry no names, and are shared objects (id-keyed tables cannot hold them).
@@ -544,6 +546,9 @@ class FileContext:
                 for star in self.star_imports:
                     if star.startswith("torch"):
                         return canonical(f"{star}.{node.id}")
+                if self.star_imports and node.id in STAR_MODULE_ALIASES:
+                    # `from utils import *` handing on `import cv2`: the name is undefined otherwise
+                    return STAR_MODULE_ALIASES[node.id]
                 if node.id in _BUILTINS:
                     return f"builtins.{node.id}"
                 return None

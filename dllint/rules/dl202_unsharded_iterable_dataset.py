@@ -89,17 +89,33 @@ def rel_name(qualname: str) -> str:
 # ------------------------------------------------------------------ the rule
 
 
+WORKER_POSITION = frozenset({"id", "num_workers", "worker_id", "rank", "world_size"})
+
+
 def _shards(ctx, node) -> bool:
-    """Does this function (nested code included) ask which worker it is, or shard a stream?"""
+    """Does this function (nested code included) split a stream by worker? A sharding helper
+    (``split_by_worker``, ``.shard(...)``), or ``get_worker_info()`` whose worker id or count is
+    used (``info.id``, ``info.num_workers``, or the info handed on); reading only ``info.seed``
+    (to seed an RNG) is not splitting."""
+    asks = False
+    position = False
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Call, ast.Attribute, ast.Name)):
             target = sub.func if isinstance(sub, ast.Call) else sub
             qual = canonical(ctx.qualname(target))
-            if qual == GET_WORKER_INFO or (qual and qual.rsplit(".", 1)[-1] in SHARDING_NAMES and not qual.startswith("builtins.")):
+            if qual == GET_WORKER_INFO:
+                asks = True
+                parent = ctx.parent(sub) if isinstance(sub, ast.Call) else None
+                if isinstance(parent, ast.Call) or isinstance(parent, ast.keyword):
+                    position = True  # get_worker_info() handed straight on
+                continue
+            if qual and qual.rsplit(".", 1)[-1] in SHARDING_NAMES and not qual.startswith("builtins.") and qual.rsplit(".", 1)[-1] != "get_worker_info":
                 return True
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in SHARDING_NAMES:
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in SHARDING_NAMES - {"get_worker_info"}:
                 return True
-    return False
+        if isinstance(sub, ast.Attribute) and sub.attr in WORKER_POSITION:
+            position = True
+    return asks and position
 
 
 def _iter_shape(ctx, fn) -> str | None:
