@@ -40,6 +40,8 @@ class Analysis:
     analysed: int
     sources: dict[str, bytes] = field(default_factory=dict)
     notebooks: dict = field(default_factory=dict)  # path -> dllint.notebook.NotebookSource
+    # findings of the rules run only to check fixes (``analyse(watch=...)``), never reported
+    watched: list[Diagnostic] = field(default_factory=list)
 
 
 def _extract_job(args):
@@ -138,11 +140,14 @@ class Engine:
         enabled: set[str],
         overlay: dict[str, bytes] | None = None,
         explicit: set[str] | None = None,
+        watch: frozenset[str] = frozenset(),
     ) -> Analysis:
         """Lint ``targets`` (absolute paths) in the context of the whole project.
 
         ``overlay`` replaces file contents (standard input, fixed but unwritten files);
-        ``explicit`` are files named on the command line: always parsed, so DL000 covers them.
+        ``explicit`` are files named on the command line: always parsed, so DL000 covers them;
+        ``watch`` are more rules to run, whose findings (after noqa and per-file-ignores) go to
+        ``Analysis.watched`` only: ``--fix`` checks that a fix adds none (dllint/fix.py).
 
         The cyclic garbage collector is paused for the run (and in its worker processes): a run
         allocates millions of syntax-tree objects, and each collection rescans all that is alive
@@ -151,12 +156,12 @@ class Engine:
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._analyse(targets, enabled, overlay, explicit)
+            return self._analyse(targets, enabled, overlay, explicit, watch)
         finally:
             if was_enabled:
                 gc.enable()
 
-    def _analyse(self, targets, enabled, overlay, explicit) -> Analysis:
+    def _analyse(self, targets, enabled, overlay, explicit, watch=frozenset()) -> Analysis:
         overlay = overlay or {}
         explicit = explicit or set()
         target_set = set(targets)
@@ -191,7 +196,7 @@ class Engine:
         oversized = too_large(data, entries, self.settings.max_file_size)  # DL000, not analysed (dllint/limits.py)
         notebooks = self._read_notebooks(data, read_errors)
         result_key = None
-        if cache is not None and self.reuse_results and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
+        if cache is not None and self.reuse_results and not watch and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
             result_key = cache.result_key([
                 repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit),
                 b"".join(p.encode() + b"\0" + entries[p][2] for p in paths),
@@ -250,11 +255,16 @@ class Engine:
         for path, message in oversized.items():
             if path in target_set:
                 diagnostics.append(Diagnostic("DL000", message, path, Span(1, 1, 1, 1), severity="error"))
+        watched: list[Diagnostic] = []
         for rule in self.rules:
             if rule.code in enabled:
                 diagnostics.extend(rule.check(project))
+            elif rule.code in watch:  # only to check fixes (dllint/fix.py)
+                watched.extend(rule.check(project))
         used: set[tuple[str, int, str]] = set()
         result = self._filter(diagnostics, enabled, target_set, facts, used)
+        if watched:
+            watched = self._filter(watched, watch, target_set, facts)
         late: list[Diagnostic] = []
         for rule in self.rules:  # rules judging the suppressions themselves (DL001)
             if rule.code in enabled and hasattr(rule, "check_noqa"):
@@ -273,7 +283,11 @@ class Engine:
             if result_key is not None:
                 cache.store_result(result_key, (result, len(facts)))
             cache.save()
-        return Analysis(result, project, len(target_set), len(facts), data, notebooks)
+        if watched and notebooks:
+            from dllint.notebook import finalize
+
+            watched = finalize(watched, notebooks)
+        return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched)
 
     @staticmethod
     def _read_notebooks(data: dict[str, bytes], read_errors: dict[str, str]) -> dict:

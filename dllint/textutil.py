@@ -33,16 +33,3 @@ def offset(text: str, starts: list[int], row: int, col: int) -> int:
     if row - 1 >= len(starts):
         return len(text)
     return min(starts[row - 1] + col - 1, len(text))
-
-
-def header_rows(lines: list[str]) -> int:
-    """How many leading lines are comments or blank (a shebang, a coding cookie, a license
-    header): an inserted first statement goes after them, so the cookie stays in the first two
-    lines and the shebang first."""
-    n = 0
-    for line in lines:
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            break
-        n += 1
-    return n

@@ -234,6 +234,7 @@ def test_a_fix_that_fix_could_not_apply_is_shown_as_a_suggestion():
     from dllint.model import Diagnostic, Edit, Fix, Span
 
     d = Diagnostic("DL001", "m", "/p.ipynb", Span(1, 1, 1, 2), fix=Fix("safe", "Remove", (Edit("", Span(1, 1, 1, 2)),)))
-    [kept] = not_applied([d], {("/p.ipynb", "DL001", Span(1, 1, 1, 2))})
+    [kept] = not_applied([d], {("/p.ipynb", "DL001", 1, 1): "the notebook cannot take it (IPython line)"})
     assert kept.fix.applicability == "display" and kept.fix.edits == d.fix.edits
-    assert not_applied([d], set()) == [d]
+    assert kept.message.endswith("(fix withheld: the notebook cannot take it (IPython line))")
+    assert not_applied([d], {}) == [d]

@@ -92,7 +92,8 @@ def test_rule_findings_match_the_failing_cases(tmp_path):
     assert texts[:3] == ["self.clean = lambda s: s.strip()", "self.lock = threading.Lock()", "self.rows = (i * i for i in range(n))"]
     assert texts[3] == "self.counts = counts or defaultdict(lambda: 0)"
     assert texts[4] == "class Local(Dataset):"
-    assert "transform=lambda" in texts[5] and "collate_fn=lambda" in texts[6] and "worker_init_fn=init" in texts[7]
+    # a local worker_init_fn is reported at its def (the line to move), before the loaders using it
+    assert texts[5] == "def init(worker_id):" and "transform=lambda" in texts[6] and "collate_fn=lambda" in texts[7]
     assert len(rows) == 8
 
 

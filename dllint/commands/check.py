@@ -12,7 +12,7 @@ from dllint.discover import discover
 from dllint.program.layout import find_project_root, scope_root
 from dllint.engine import Engine
 from dllint.facts.extract import decode_source
-from dllint.fix import fix_loop, fixed_bytes, unified_diff, write_fixes
+from dllint.fix import NOT_WATCHED, fix_loop, fixed_bytes, unified_diff, write_fixes
 from dllint.report import FORMATS, MACHINE_FORMATS, ReportContext, render
 from dllint.report.statistics import attach_sources, render_fixes, render_statistics
 from dllint.rules import all_rules
@@ -56,15 +56,26 @@ def enabled_codes(settings: Settings) -> set[str]:
     return settings.enabled([r.code for r in rules], {r.code for r in rules if r.default})
 
 
-def not_applied(diagnostics, rejected: set) -> list:
-    """Findings whose fix ``--fix`` tried and could not apply (it would not parse, a notebook cannot
-    take it): their fix is shown as a suggestion only, never as fixable."""
+def watched_codes(enabled: set[str]) -> frozenset[str]:
+    """The rules that run during ``--fix`` / ``--diff`` only to check that no fix adds a finding:
+    every rule that is on by default, whatever the selection (a selected rule runs anyway)."""
+    return frozenset(r.code for r in all_rules() if r.default) - set(enabled) - NOT_WATCHED
+
+
+def not_applied(diagnostics, withheld: dict) -> list:
+    """Findings whose fix ``--fix`` withheld (it would add a finding, not parse, or not fit a
+    notebook): the message says why, and the fix is shown as a suggestion only, never as fixable."""
     from dataclasses import replace
 
     out = []
     for d in diagnostics:
-        if d.fix is not None and d.fix.applicability != "display" and (d.path, d.code, d.span) in rejected:
-            d = replace(d, fix=replace(d.fix, applicability="display", message=f"{d.fix.message} (could not be applied)"))
+        why = withheld.get((d.path, d.code, d.span.row, d.span.col))
+        if d.fix is not None and d.fix.applicability != "display" and why is not None:
+            d = replace(
+                d,
+                message=f"{d.message} (fix withheld: {why})",
+                fix=replace(d.fix, applicability="display", message=f"{d.fix.message} (withheld: {why})"),
+            )
         out.append(d)
     return out
 
@@ -197,9 +208,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
 
     told: set[str] = set()
 
-    def analyse(overlay):
+    def analyse(overlay, watch=frozenset()):
         try:
-            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit, watch)
         except Exception as exc:
             cache = engine.cache
             if cache is None or not cache.served or not cache.read_enabled:
@@ -212,7 +223,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
                 err=True,
             )
             cache.read_enabled = False
-            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit)
+            analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit, watch)
         if engine.cache is not None:
             for warning in engine.cache.warnings():
                 if warning not in told:
@@ -233,10 +244,11 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
 
     ctx = ReportContext(unsafe_fixes=unsafe_fixes, color=use_color(), output_format=output_format, show_summary=not quiet)
     if fix or diff:
-        result, analysis = fix_loop(analyse, unsafe_fixes)
+        watch = watched_codes(enabled)
+        result, analysis = fix_loop(lambda overlay: analyse(overlay, watch), unsafe_fixes, ctx.display_path)
         for failure in result.failures:
             click.echo(f"dllint: warning: {failure}", err=True)
-        analysis.diagnostics = not_applied(analysis.diagnostics, result.rejected)
+        analysis.diagnostics = not_applied(analysis.diagnostics, result.withheld)
         if diff:
             out = []
             for path in sorted(result.fixed):

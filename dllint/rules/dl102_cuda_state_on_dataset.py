@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.edits import insertion_point
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Fix
 from dllint.rules.base import Rule
 
 
@@ -64,17 +63,15 @@ class CudaStateOnDataset(Rule):
     }
 
     def extract(self, ctx):
-        """Where `map_location="cpu"` goes in each `torch.load(...)` without one."""
+        """The `torch.load(path)` calls that can take `map_location="cpu"`: call span by start."""
         out = {}
         for node in ctx.nodes(ast.Call) if "load" in ctx.text else ():
             if ctx.call_name(node) != "torch.load" or not node.args or len(node.args) > 1:
                 continue
             if any(k.arg in ("map_location", None) for k in node.keywords):
                 continue
-            point = insertion_point(ctx, node)
-            if point is not None:
-                span = ctx.span(node)
-                out[(span.row, span.col)] = point
+            span = ctx.span(node)
+            out[(span.row, span.col)] = span
         return out or None
 
     def check(self, project):
@@ -104,12 +101,13 @@ class CudaStateOnDataset(Rule):
             )
 
     def _fix(self, project, site) -> Fix | None:
-        point = (project.payload(self.code, site.path) or {}).get((site.span.row, site.span.col))
-        if point is None:
+        call = (project.payload(self.code, site.path) or {}).get((site.span.row, site.span.col))
+        if call is None:
             return None
-        row, col, comma = point
-        return Fix(
-            "unsafe",
-            'Add `map_location="cpu"` (the object is then on the CPU in the main process too)',
-            (Edit(', map_location="cpu"' if comma else 'map_location="cpu"', Span(row, col, row, col)),),
-        )
+        from dllint.fixes.cst import statement_source
+        from dllint.fixes.keywords import add_keyword
+
+        edits = add_keyword(statement_source(project, site.path, call), call, "map_location", '"cpu"')
+        if not edits:
+            return None
+        return Fix("unsafe", 'Add `map_location="cpu"` (the object is then on the CPU in the main process too)', edits)

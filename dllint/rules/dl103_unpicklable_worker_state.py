@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.program.values import Env, replaced
 from dllint.rules.base import Rule
-from dllint.textutil import header_rows
 
 CALLABLE_ARGS = ("collate_fn", "worker_init_fn")
 LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> failed"
@@ -64,37 +63,20 @@ def problem(v) -> tuple[str, str, str] | None:
     return None
 
 
-def _source(ctx, node) -> str | None:
-    try:
-        return ast.get_source_segment(ctx.text, node)
-    except Exception:  # pragma: no cover - odd positions
-        return None
-
-
-def _import_edit(ctx) -> tuple[str, Edit | None]:
-    """The name to call ``partial`` by, and the edit adding ``import functools`` when needed."""
+def _partial_name(ctx) -> tuple[str, bool]:
+    """How the module names ``functools.partial``, and whether ``import functools`` must be added."""
     for name, binding in ctx.module_scope.bindings.items():
         if binding.kind == "import" and binding.qualname == "functools.partial":
-            return name, None
+            return name, False
     for name, binding in ctx.module_scope.bindings.items():
         if binding.kind == "import" and binding.qualname == "functools":
-            return f"{name}.partial", None
-    body = ctx.tree.body
-    row = header_rows(ctx.lines) + 1  # after a shebang / coding cookie
-    i = 0
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
-        row = body[0].end_lineno + 1
-        i = 1
-    while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
-        row = body[i].end_lineno + 1
-        i += 1
-    if row > len(ctx.lines):
-        return "functools.partial", Edit("\nimport functools", Span(len(ctx.lines), len(ctx.lines[-1]) + 1, len(ctx.lines), len(ctx.lines[-1]) + 1))
-    return "functools.partial", Edit("import functools\n", Span(row, 1, row, 1))
+            return f"{name}.partial", False
+    return "functools.partial", True
 
 
-def lambda_to_partial(ctx, lam: ast.Lambda):
-    """Edits turning ``lambda b: f(x, b, k=v)`` into ``functools.partial(f, x, k=v)``, or None."""
+def partial_plan(ctx, lam: ast.Lambda):
+    """(name of partial, add ``import functools``) when ``lambda b: f(x, b, k=v)`` can become
+    ``functools.partial(f, x, k=v)`` (the edits are built lazily, dllint/fixes/partial.py), or None."""
     a = lam.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or not a.args:
         return None
@@ -118,21 +100,7 @@ def lambda_to_partial(ctx, lam: ast.Lambda):
     head = body.args[: len(body.args) - len(params)]
     if any(uses_params(x) for x in head) or any(k.arg is None or uses_params(k.value) for k in body.keywords):
         return None
-    parts = [_source(ctx, func)]
-    parts += [_source(ctx, x) for x in head]
-    parts += [f"{k.arg}={_source(ctx, k.value)}" for k in body.keywords]
-    if any(p is None for p in parts):
-        return None
-    edits = []
-    if len(parts) == 1:
-        text = parts[0]
-    else:
-        partial, imp = _import_edit(ctx)
-        text = f"{partial}({', '.join(parts)})"
-        if imp is not None:
-            edits.append(imp)
-    edits.append(Edit(text, ctx.span(lam)))
-    return text, tuple(edits)
+    return _partial_name(ctx)
 
 
 # ---------------------------------------------------------------------------- the rule
@@ -255,10 +223,10 @@ class UnpicklableWorkerState(Rule):
                 values += [a for i, a in enumerate(node.args) if i < len(DATALOADER_POSITIONAL) and DATALOADER_POSITIONAL[i] in CALLABLE_ARGS]
             for value in values:
                 if isinstance(value, ast.Lambda):
-                    fix = lambda_to_partial(ctx, value)
-                    if fix:
+                    plan = partial_plan(ctx, value)
+                    if plan:
                         span = ctx.span(value)
-                        out[(span.row, span.col)] = fix
+                        out[(span.row, span.col)] = (span, *plan)
         return out or None
 
     def check(self, project):
@@ -323,12 +291,22 @@ class UnpicklableWorkerState(Rule):
                 if kind == "lambda":
                     if loader.call.scope == loader.file.module:
                         error = LAMBDA_ERROR
-                    made = (project.payload(self.code, loader.file.path) or {}).get((span.row, span.col))
-                    if made:
-                        fix = Fix("unsafe", f"Replace the lambda with `{made[0]}`", made[1])
+                    plan = (project.payload(self.code, loader.file.path) or {}).get((span.row, span.col))
+                    if plan:
+                        fix = self._partial_fix(project, loader.file.path, *plan)
                 d = emit(loader.file.path, span, f"`{arg}` is {what}", loader.start_methods, error, fix)
                 if d:
                     yield d
+
+    @staticmethod
+    def _partial_fix(project, path, span, partial, add_import) -> Fix | None:
+        from dllint.fixes.cst import source_of
+        from dllint.fixes.partial import lambda_to_partial
+
+        made = lambda_to_partial(source_of(project, path), span, partial, add_import)
+        if not made or not made[1]:
+            return None
+        return Fix("unsafe", f"Replace the lambda with `{made[0]}`", made[1])
 
     def _state(self, model, ref, methods, emit):
         """Attributes set before the workers start whose value cannot be pickled."""

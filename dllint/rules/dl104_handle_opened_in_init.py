@@ -5,38 +5,13 @@ from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Fix, Span
 from dllint.rules.base import Rule
-from dllint.textutil import header_rows
-
-def import_edit(ctx, modules: list[str]) -> Edit | None:
-    """An edit adding ``import m`` for each module not yet imported under its own name, after the
-    module's leading docstring and imports (None when nothing is missing)."""
-    bound = {name for name, b in ctx.module_scope.bindings.items() if b.kind == "import" and b.qualname == name}
-    missing = [m for m in modules if m not in bound]
-    if not missing:
-        return None
-    text = "".join(f"import {m}\n" for m in missing)
-    body = ctx.tree.body
-    row, i = header_rows(ctx.lines) + 1, 0  # after a shebang / coding cookie
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        row, i = body[0].end_lineno + 1, 1
-    while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
-        row, i = body[i].end_lineno + 1, i + 1
-    if row > len(ctx.lines):
-        last = len(ctx.lines)
-        end = len(ctx.lines[-1]) + 1 if ctx.lines else 1
-        return Edit("\n" + text.rstrip("\n"), Span(last, end, last, end))
-    return Edit(text, Span(row, 1, row, 1))
 
 
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
-
-
-def lazy_open_fix(ctx, fn, stmt, attr: str):
-    """Edits for ``self.X = ctor(args)`` in ``__init__``: keep a ``functools.partial`` of the open and
-    a property that opens once per process (keyed on the pid). None when the shape is unusual."""
+def lazy_open_plan(ctx, fn, stmt) -> Span | None:
+    """The span of ``self.X = ctor(args)`` written directly in ``__init__`` when the lazy-open fix
+    applies to its shape (the edits are built lazily, dllint/fixes/lazy_open.py), else None."""
     call = stmt.value
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(call, ast.Call)):
         return None
@@ -44,43 +19,7 @@ def lazy_open_fix(ctx, fn, stmt, attr: str):
         return None
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
-    try:
-        func_src = ast.get_source_segment(ctx.text, call.func)
-        args_src = [ast.get_source_segment(ctx.text, a) for a in call.args]
-        kw_src = [f"{k.arg}={ast.get_source_segment(ctx.text, k.value)}" for k in call.keywords]
-    except Exception:  # pragma: no cover - odd positions
-        return None
-    if func_src is None or None in args_src or any(k.endswith("=None") and False for k in kw_src):
-        return None
-    method_indent = _indent(ctx.lines[fn.node.lineno - 1])
-    body_indent = _indent(ctx.lines[stmt.lineno - 1])
-    step = body_indent[len(method_indent) :] or "    "
-    inner = body_indent + step
-    parts = ", ".join([func_src, *args_src, *kw_src])
-    replacement = (
-        f"self._{attr}_open = functools.partial({parts})\n"
-        f"{body_indent}self._{attr}_handle, self._{attr}_pid = None, None"
-    )
-    prop = (
-        f"\n{method_indent}@property\n"
-        f"{method_indent}def {attr}(self):\n"
-        f'{body_indent}"""Opened on first use in each process: a handle must not cross a fork."""\n'
-        f"{body_indent}if self._{attr}_pid != os.getpid():\n"
-        f"{inner}self._{attr}_handle, self._{attr}_pid = self._{attr}_open(), os.getpid()\n"
-        f"{body_indent}return self._{attr}_handle\n"
-    )
-    end = fn.node.end_lineno
-    if end >= len(ctx.lines):
-        last = len(ctx.lines)
-        col = len(ctx.lines[-1]) + 1
-        prop_edit = Edit("\n" + prop.rstrip("\n"), Span(last, col, last, col))
-    else:
-        prop_edit = Edit(prop, Span(end + 1, 1, end + 1, 1))
-    edits = [Edit(replacement, ctx.span(stmt)), prop_edit]
-    imp = import_edit(ctx, ["functools", "os"])
-    if imp is not None:
-        edits.insert(0, imp)
-    return tuple(edits)
+    return ctx.span(stmt)
 
 
 class HandleOpenedInInit(Rule):
@@ -160,9 +99,12 @@ class HandleOpenedInInit(Rule):
             use in each process (keyed on `os.getpid()`), adding `import functools` / `import os`
             when missing. Behaviour changes: `args` are still evaluated in `__init__`, but the
             open happens later, so a missing file fails on first use instead of in the
-            constructor; the main process opens its own handle when it reads `X`; nothing closes
-            the handles a worker opens (the process exit does). Lists of handles, handles read
-            through other attributes, and other shapes get no fix.
+            constructor; the main process opens its own handle when it reads `X`; each process
+            reads through its own handle, from the start of the file (forked workers no longer
+            share one file position: code that relied on it, reading on where another worker
+            stopped, sees other data); nothing closes the handles a worker opens (the process
+            exit does). Lists of handles, handles read through other attributes, and other shapes
+            get no fix.
             """,
         "References": """
             - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
@@ -183,9 +125,9 @@ class HandleOpenedInInit(Rule):
                     continue
                 if not isinstance(stmt.value, ast.Call):
                     continue
-                fix = lazy_open_fix(ctx, fn, stmt, stmt.targets[0].attr)
-                if fix:
-                    out[(fn.qualname, stmt.targets[0].attr)] = fix
+                span = lazy_open_plan(ctx, fn, stmt)
+                if span:
+                    out[(fn.qualname, stmt.targets[0].attr)] = span
         return out or None
 
     def check(self, project):
@@ -200,7 +142,12 @@ class HandleOpenedInInit(Rule):
             start = "forked workers" if "fork" in methods else "workers, if forked,"
             edits = None
             if len(used) == 1 and used == [attr] and not site.detail["several"] and self._assigned_once(model, cls, attr):
-                edits = (project.payload(self.code, fn.file.path) or {}).get((fn.fn.qualname, attr))
+                span = (project.payload(self.code, fn.file.path) or {}).get((fn.fn.qualname, attr))
+                if span is not None:
+                    from dllint.fixes.cst import source_of
+                    from dllint.fixes.lazy_open import lazy_open
+
+                    edits = lazy_open(source_of(project, fn.file.path), span, attr)
             yield Diagnostic(
                 self.code,
                 f"`self.{attr}` holds {site.what} opened in `{fn.fn.name}` and used in `{site.detail['reader']}`{through}: "

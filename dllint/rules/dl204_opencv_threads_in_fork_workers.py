@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Fix
 from dllint.rules.base import Rule
 
 
@@ -60,18 +60,14 @@ class OpencvThreadsInForkWorkers(Rule):
     }
 
     def extract(self, ctx):
-        """Where ``cv2.setNumThreads(0)`` goes: after the module's ``import cv2``."""
+        """Where ``cv2.setNumThreads(0)`` goes: after the module's ``import cv2`` (its span, the name)."""
         if "cv2" not in ctx.text:
             return None
         for stmt in ctx.tree.body:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     if alias.name == "cv2":
-                        row = stmt.end_lineno
-                        line = ctx.lines[row - 1] if row <= len(ctx.lines) else ""
-                        if line.rstrip().endswith("\\"):
-                            continue
-                        return (alias.asname or "cv2", row, len(line) + 1)
+                        return (alias.asname or "cv2", ctx.span(stmt))
         return None
 
     def check(self, project):
@@ -80,12 +76,17 @@ class OpencvThreadsInForkWorkers(Rule):
             fix = None
             point = project.payload(self.code, site.path)
             if point is not None:
-                name, row, col = point
-                fix = Fix(
-                    "unsafe",
-                    f"Add `{name}.setNumThreads(0)` after `import cv2` (OpenCV becomes single-threaded everywhere)",
-                    (Edit(f"\n{name}.setNumThreads(0)  # OpenCV's thread pool is not fork-safe", Span(row, col, row, col)),),
-                )
+                from dllint.fixes.cst import source_of
+                from dllint.fixes.opencv import set_num_threads_after_import
+
+                name, span = point
+                edits = set_num_threads_after_import(source_of(project, site.path), span, name)
+                if edits:
+                    fix = Fix(
+                        "unsafe",
+                        f"Add `{name}.setNumThreads(0)` after `import cv2` (OpenCV becomes single-threaded everywhere)",
+                        edits,
+                    )
             yield Diagnostic(
                 self.code,
                 f"{site.what} runs in forked workers ({model.owners(site.uses)}) with OpenCV threads on: may hang; "

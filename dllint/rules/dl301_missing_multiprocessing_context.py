@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import ast
 import os
 
-from dllint.facts.edits import insertion_point
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Fix
+from dllint.names import NUM_WORKERS_POSITION
 from dllint.rules.base import Rule
 
 
@@ -61,9 +60,28 @@ class MissingMultiprocessingContext(Rule):
             """,
         "Fix safety": """
             Unsafe: spawn pickles the dataset, `collate_fn` and `worker_init_fn` into every
-            worker (an unpicklable attribute then fails, DL103), re-imports the main module in
-            each worker (a script needs an `if __name__ == "__main__":` guard, DL303) and starts
-            workers more slowly.
+            worker (an unpicklable attribute then fails, DL103), re-imports the entry script in
+            each worker and starts workers more slowly. The fix adds
+            `multiprocessing_context="spawn"` (`"spawn" if NW > 0 else None` when `num_workers`
+            is a name or attribute that may be 0, since DataLoader rejects a context without
+            workers; no fix when it is another expression that may be 0). It is offered only when
+            spawn can work at all:
+
+            - every entry script that reaches the loader has an `if __name__ == "__main__":`
+              guard and starts no workers at import time (DL303): the loader's own file when it
+              is a script, and the project files importing it that are scripts. A script is a file
+              with a main guard, or a file no analysed file imports whose import-time code loops,
+              builds a loader or calls a project function or class; a module of only definitions
+              is not one, and a notebook is never re-imported;
+            - the worker code is importable by name: the dataset class, `collate_fn` and
+              `worker_init_fn` are not defined in a notebook, under the main guard or inside a
+              function, and `collate_fn` / `worker_init_fn` is not a lambda.
+
+            Otherwise there is no fix and the message says what to change first (for example
+            "add an `if __name__ == "__main__":` guard to train.py"). Entry scripts that dllint
+            does not analyse (no data-loading word in them, not calling a function that starts
+            workers) are not seen. Like every fix, it is re-linted before it is kept: it is
+            withheld if it would add a finding (DL106, DL304, ...).
             """,
         "References": """
             - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
@@ -73,18 +91,10 @@ class MissingMultiprocessingContext(Rule):
     }
 
     def extract(self, ctx):
-        out = {}
-        for node in ctx.nodes(ast.Call):
-            if not (node.args or node.keywords):
-                continue
-            callee = ctx.call_name(node)
-            if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
-                continue  # loaders are classes
-            point = insertion_point(ctx, node)
-            if point is not None:
-                span = ctx.span(node)
-                out[(span.row, span.col)] = point
-        return out or None
+        """What the file runs at import time: the fix needs to know which files are scripts."""
+        from dllint.fixes.spawn import import_time_work
+
+        return import_time_work(ctx)
 
     def check(self, project):
         model = project.index
@@ -99,26 +109,40 @@ class MissingMultiprocessingContext(Rule):
             owner, site = found[0]
             more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
             where = "fork" if loader.start_methods == {"fork"} else "fork on some targets"
+            fix, blocker = self._fix(project, loader)
             yield Diagnostic(
                 self.code,
                 f"Loader starts workers with {where}, but its {owner} has a fork hazard "
-                f"({site.rule} at {display(site.path)}:{site.row}){more}",
+                f"({site.rule} at {display(site.path)}:{site.row}){more}"
+                + (f"; before switching to spawn, {blocker}" if blocker else ""),
                 loader.file.path,
                 loader.call.func_span,
-                fix=self._fix(project, loader),
+                fix=fix,
                 severity=self.severity,
                 details=(("hazards", tuple(f"{s.rule} {display(s.path)}:{s.row} {s.what}" for _, s in found)),),
             )
 
-    def _fix(self, project, loader) -> Fix | None:
-        payload = project.payload(self.code, loader.file.path) or {}
-        point = payload.get((loader.call.span.row, loader.call.span.col))
-        if point is None:
-            return None
-        row, col, comma = point
-        content = (', multiprocessing_context="spawn"' if comma else 'multiprocessing_context="spawn"')
+    def _fix(self, project, loader) -> tuple[Fix | None, str | None]:
+        """(the fix, or None; what to do before spawn can work, or None)."""
+        from dllint.fixes.cst import statement_source
+        from dllint.fixes.keywords import add_keyword, simple_argument
+        from dllint.fixes.spawn import spawn_blocker
+
+        blocker = spawn_blocker(project.index, loader, lambda path: project.payload(self.code, path))
+        if blocker is not None:
+            return None, blocker
+        src = statement_source(project, loader.file.path, loader.call.span)
+        value = '"spawn"'
+        if loader.workers == "maybe":  # with 0 workers a context raises ValueError (DL304): pass it only with workers
+            nw = simple_argument(src, loader.call.span, "num_workers", NUM_WORKERS_POSITION)
+            if nw is None:
+                return None, None
+            value = f'"spawn" if {nw} > 0 else None'
+        edits = add_keyword(src, loader.call.span, "multiprocessing_context", value)
+        if not edits:
+            return None, None
         return Fix(
             "unsafe",
-            'Add `multiprocessing_context="spawn"` (the dataset must be picklable and the entry script needs a main guard)',
-            (Edit(content, Span(row, col, row, col)),),
-        )
+            f"Add `multiprocessing_context={value}` (the dataset, collate_fn and worker_init_fn must be picklable)",
+            edits,
+        ), None

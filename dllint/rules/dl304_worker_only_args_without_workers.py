@@ -9,15 +9,17 @@ with worker processes is given while ``num_workers == 0``:
   loading (num_workers > 0), but got num_workers=0"
 
 Facts come from the core ``LoaderCall`` (values, positional mapping, ``**kwargs``); this rule's
-``extract`` adds what the fix needs: the keyword's exact text positions, the source of the
-num_workers expression, and whether the call sits under a test that mentions num_workers.
+``extract`` adds the keywords' positions and texts, the source of the num_workers expression,
+whether the call sits under a test that mentions num_workers, and whether the code around it
+expects the ValueError (``pytest.raises``, ``assertRaises``, a ``try`` that catches it). The fix
+edits are built lazily with libcst (dllint/fixes/keywords.py).
 """
 
 from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Fix
 from dllint.names import GET_CONTEXT, NUM_WORKERS_POSITION, canonical
 from dllint.rules.base import Rule
 from dllint.facts.loops import call_key
@@ -34,37 +36,52 @@ ERRORS = {
 }
 
 
-def _source_between(ctx, start: Span, end: Span) -> str:
-    """The text from the end of ``start`` to the beginning of ``end``."""
-    lines = ctx.lines
-    if start.end_row == end.row:
-        return lines[start.end_row - 1][start.end_col - 1 : end.col - 1]
-    parts = [lines[start.end_row - 1][start.end_col - 1 :]]
-    parts.extend(lines[start.end_row : end.row - 1])
-    parts.append(lines[end.row - 1][: end.col - 1])
-    return "\n".join(parts)
+RAISES = frozenset({"pytest.raises", "_pytest.python_api.raises"})
+ASSERT_RAISES = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "failUnlessRaises"})
+CATCHES = frozenset({"ValueError", "Exception", "BaseException", "builtins.ValueError", "builtins.Exception", "builtins.BaseException"})
 
 
-def _only_separator(text: str) -> bool:
-    return "#" not in text and text.replace(",", "", 1).strip() == ""
+def _expects_raise(ctx, node) -> bool:
+    """``pytest.raises(...)`` / ``self.assertRaises(...)`` (and the Regex forms)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ASSERT_RAISES:
+        return True
+    return ctx.call_name(node) in RAISES
 
 
-def _removal(ctx, call: ast.Call, kw: ast.keyword) -> Span | None:
-    """The range to delete to drop ``kw`` (with one separating comma), or None if unsure."""
-    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
-    i = next(j for j, n in enumerate(items) if n is kw)
-    own = ctx.span(kw)
-    if i > 0:
-        prev = ctx.span(items[i - 1])
-        if not _only_separator(_source_between(ctx, prev, own)):
+def _catches(ctx, handler: ast.ExceptHandler) -> bool:
+    """The handler catches a ValueError (bare, ValueError, Exception, BaseException, a tuple)."""
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(ctx.qualname(t) in CATCHES or (isinstance(t, ast.Name) and t.id in CATCHES) for t in types)
+
+
+def expected_error(ctx, call: ast.Call) -> str | None:
+    """How the code around the call expects its ValueError: "test" inside ``with pytest.raises(...)``
+    / ``with self.assertRaises(...)`` (or a lambda given to ``self.assertRaises(E, lambda: ...)``),
+    "caught" inside a ``try`` whose handlers catch it (or ``contextlib.suppress``); else None."""
+    child = call
+    for anc in ctx.ancestors(call):
+        if isinstance(anc, ast.Lambda):
+            parent = ctx.parent(anc)
+            if _expects_raise(ctx, parent) and anc in parent.args:
+                return "test"
             return None
-        return Span(prev.end_row, prev.end_col, own.end_row, own.end_col)
-    if i + 1 < len(items):
-        nxt = ctx.span(items[i + 1])
-        if not _only_separator(_source_between(ctx, own, nxt)):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
             return None
-        return Span(own.row, own.col, nxt.row, nxt.col)
-    return own
+        if isinstance(anc, (ast.With, ast.AsyncWith)) and child in anc.body:
+            for item in anc.items:
+                if _expects_raise(ctx, item.context_expr):
+                    return "test"
+                if isinstance(item.context_expr, ast.Call) and ctx.call_name(item.context_expr) == "contextlib.suppress":
+                    return "caught"
+        if isinstance(anc, ast.Try) or type(anc).__name__ == "TryStar":
+            if child in anc.body and any(_catches(ctx, h) for h in anc.handlers):
+                return "caught"
+        child = anc
+    return None
 
 
 def _guarded(ctx, call: ast.Call, nw_text: str) -> bool:
@@ -116,13 +133,12 @@ def extract_calls(ctx) -> dict:
             "nw_simple": isinstance(nw_node, (ast.Name, ast.Attribute, ast.Constant)),
             "nw_literal": isinstance(nw_node, ast.Constant),
             "guarded": bool(nw_text) and _guarded(ctx, node, nw_text),
+            "expects": expected_error(ctx, node),
             "keywords": {},
         }
         for kw in kws:
             entry["keywords"][kw.arg] = {
-                "value_span": ctx.span(kw.value),
                 "value_text": ctx.segment(kw.value, 200),
-                "removal": _removal(ctx, node, kw),
                 "span": ctx.span(kw),
             }
         out[call_key(ctx.span(node))] = entry
@@ -164,12 +180,6 @@ def offending(name: str, value) -> bool:
     return True
 
 
-def guarded_text(name: str, value_text: str, nw: str) -> str:
-    if name == "persistent_workers":
-        return f"{nw} > 0" if value_text == "True" else f"{value_text} and {nw} > 0"
-    return f"{value_text} if {nw} > 0 else None"
-
-
 class WorkerOnlyArgsWithoutWorkers(Rule):
     code = "DL304"
     name = "worker-only-args-without-workers"
@@ -187,8 +197,9 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
 
             Stays silent when the option is `None`/`False` or itself depends on a value we cannot
             decide, when num_workers is surely positive (`max(1, n)`, `os.cpu_count()`), when the
-            call sits under an `if` that tests num_workers, and for DataLoader subclasses with
-            their own `__init__`.
+            call sits under an `if` that tests num_workers, for DataLoader subclasses with
+            their own `__init__`, and inside `with pytest.raises(...)` / `self.assertRaises(...)`
+            (a test that expects the ValueError).
             """,
         "Why is this bad?": """
             `DataLoader.__init__` (torch >= 2.0) rejects these options without workers:
@@ -219,12 +230,20 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         "Fix safety": """
             Safe. The fix only changes what happens when num_workers is 0 (where the original
             call raises) and keeps the value unchanged when num_workers > 0:
-            `prefetch_factor=P if NW > 0 else None`, `persistent_workers=PW and NW > 0`
-            (`NW > 0` when PW is `True`), `multiprocessing_context=C if NW > 0 else None`.
-            It is offered only when the num_workers expression is a name, an attribute or a
-            literal written in the call (evaluating it twice has no effect); with num_workers
-            absent or a literal 0 the option is dropped. No fix for an option passed
-            positionally or through `**kwargs`.
+            `prefetch_factor=P if NW > 0 else None`, `persistent_workers=PW if NW > 0 else False`
+            (`NW > 0` when PW is `True`), `multiprocessing_context=C if NW > 0 else None`. The
+            value is parenthesized where the conditional expression would otherwise read it
+            differently (`(4 if fast else 2) if NW > 0 else None`, a lambda, a walrus): the fixed
+            expression is checked to parse back to exactly the original value. It is offered only
+            when the num_workers expression is a name, an attribute or a literal written in the
+            call (evaluating it twice has no effect); with num_workers absent or a literal 0 the
+            option is dropped (unless a comment would go with it). No fix for an option passed
+            positionally or through `**kwargs`, and none when the call sits in a `try` whose
+            handlers catch the ValueError (or under `contextlib.suppress`): there the error is
+            part of what the code does, and removing it would skip the handler (the finding
+            stays). Inside `with pytest.raises(...)` / `with self.assertRaises(...)` (and
+            `assertRaisesRegex`, or a lambda given to them) the code is a test that expects the
+            error: no finding at all.
             """,
         "References": """
             - `torch/utils/data/dataloader.py`, `DataLoader.__init__` and the `multiprocessing_context` setter
@@ -245,12 +264,14 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
             entry = payload.get(call_key(loader.call.span))
             if entry is None:
                 continue
+            if entry.get("expects") == "test":
+                continue  # `with pytest.raises(ValueError):`: the test wants the error
             checked, positional_ok = index.passes_through(loader)
             if not checked:
                 continue
-            yield from self._check_loader(loader, entry, positional_ok)
+            yield from self._check_loader(project, loader, entry, positional_ok)
 
-    def _check_loader(self, loader, entry, positional_ok):
+    def _check_loader(self, project, loader, entry, positional_ok):
         call = loader.call
         if not positional_ok and call.positional > 1:
             return  # positional arguments of another signature: we cannot tell what they are
@@ -295,17 +316,24 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
                 message,
                 loader.file.path,
                 info["span"],
-                fix=self._fix(name, info, entry, status),
+                fix=self._fix(project, loader, name, entry, status),
                 severity=severity,
             )
 
     @staticmethod
-    def _fix(name, info, entry, status) -> Fix | None:
+    def _fix(project, loader, name, entry, status) -> Fix | None:
+        if entry.get("expects"):
+            return None  # a `try` / `suppress` that catches the ValueError: the fix would skip the handler
+        from dllint.fixes.cst import statement_source
+        from dllint.fixes.keywords import guard_keyword, remove_keyword
+
+        src = statement_source(project, loader.file.path, loader.call.span)
         if entry["nw_text"] is None or entry["nw_literal"]:
-            if status != "zero" or info["removal"] is None:
+            if status != "zero":
                 return None
-            return Fix("safe", f"Remove `{name}` (num_workers is 0)", (Edit("", info["removal"]),))
+            edits = remove_keyword(src, loader.call.span, name)
+            return Fix("safe", f"Remove `{name}` (num_workers is 0)", edits) if edits else None
         if not entry["nw_simple"]:
             return None
-        new = guarded_text(name, info["value_text"], entry["nw_text"])
-        return Fix("safe", f"Pass `{name}` only when num_workers > 0", (Edit(new, info["value_span"]),))
+        edits = guard_keyword(src, loader.call.span, name, entry["nw_text"])
+        return Fix("safe", f"Pass `{name}` only when num_workers > 0", edits) if edits else None

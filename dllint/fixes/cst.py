@@ -1,0 +1,228 @@
+"""libcst for fixes: one parse per file and run, nodes found by the positions the facts recorded,
+and the text edits that turn the old text into the transformed module's code.
+
+Positions are the ones of dllint.model.Span: 1-based rows, 1-based columns counting characters
+(libcst counts characters from 0)."""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+
+from dllint.model import Edit, Span
+from dllint.textutil import line_starts, newline_of
+
+_UNSET = object()
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class CstSource:
+    """One file's text (or the lines ``first_row``.. of it: one top-level statement, see
+    ``statement_source``), parsed with libcst on first use; positions are the file's."""
+
+    def __init__(self, text: str, first_row: int = 1):
+        self.text = text
+        self.shift = first_row - 1  # rows before ``text`` in the file
+        self._module = _UNSET
+        self._by_start: dict | None = None
+        self._positions = None
+
+    @property
+    def module(self):
+        """The libcst Module, or None when libcst cannot parse the text."""
+        if self._module is _UNSET:
+            import libcst
+
+            try:
+                self._module = libcst.parse_module(self.text)
+            except Exception:  # libcst's ParserSyntaxError, or a grammar it does not know
+                self._module = None
+        return self._module
+
+    def positions(self):
+        """node -> CodeRange for every node of the module (computed once)."""
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions
+
+    def find(self, kind, span: Span, exact_end: bool = True):
+        """The node of type ``kind`` whose code starts at ``span``'s start (and, with
+        ``exact_end``, ends at its end); None when there is none (or libcst cannot parse)."""
+        if self.module is None:
+            return None
+        if self._by_start is None:
+            index: dict = {}
+            for node, where in self.positions().items():
+                index.setdefault((where.start.line + self.shift, where.start.column + 1), []).append(node)
+            self._by_start = index
+        for node in self._by_start.get((span.row, span.col), ()):
+            if not isinstance(node, kind):
+                continue
+            if exact_end:
+                end = self.positions()[node].end
+                if (end.line + self.shift, end.column + 1) != (span.end_row, span.end_col):
+                    continue
+            return node
+        return None
+
+    def start_row(self, node) -> int:
+        return self.positions()[node].start.line + self.shift
+
+    def code(self, node) -> str:
+        """The source of one node as libcst prints it (its own parentheses and commas included)."""
+        return self.module.code_for_node(node)
+
+    def replace(self, old, new) -> tuple[Edit, ...]:
+        """Edits replacing the node ``old`` of this module with ``new``."""
+        edits = edits_between(self.text, self.module.deep_replace(old, new).code)
+        if not self.shift:
+            return edits
+        k = self.shift
+        return tuple(Edit(e.content, Span(e.span.row + k, e.span.col, e.span.end_row + k, e.span.end_col)) for e in edits)
+
+
+def source_of(project, path: str) -> CstSource:
+    """The CstSource of an analysed file, parsed once per run (kept on the Project)."""
+    memo = project.__dict__.setdefault("_cst_sources", {})
+    found = memo.get(path)
+    if found is None:
+        found = memo[path] = CstSource(project.source(path))
+    return found
+
+
+def statement_source(project, path: str, span: Span) -> CstSource:
+    """A CstSource of only the top-level statement(s) on the rows of ``span`` (whole lines, with
+    decorators and the statements sharing those lines), for fixes that edit inside one statement:
+    a keyword of one call in a 12 MB module does not build that module's concrete syntax tree. The
+    whole file when its top-level rows are not known (it does not parse with ``ast``)."""
+    memo = project.__dict__.setdefault("_cst_statements", {})
+    rows = memo.get(path)
+    text = project.source(path)
+    if rows is None:
+        import ast
+
+        try:
+            body = ast.parse(text).body
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            body = None
+        rows = memo[path] = None if body is None else [
+            (min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]), s.end_lineno or s.lineno) for s in body
+        ]
+    if not rows:
+        return source_of(project, path)
+    first, last = span.row, span.end_row
+    for a, b in rows:  # widen to whole statements, and to the statements sharing their rows
+        if a <= last and b >= first:
+            first, last = min(first, a), max(last, b)
+    starts = line_starts(text)
+    if first > len(starts):
+        return source_of(project, path)
+    found = memo.get((path, first, last))
+    if found is None:
+        lo = starts[first - 1]
+        hi = starts[last] if last < len(starts) else len(text)
+        found = memo[(path, first, last)] = CstSource(text[lo:hi], first)
+    return found
+
+
+def add_imports(module, modules: list[str]):
+    """``module`` with ``import m`` for each of ``modules`` that it does not import yet, placed by
+    libcst's AddImportsVisitor (after the leading imports)."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    context = CodemodContext()
+    for name in modules:
+        AddImportsVisitor.add_needed_import(context, name)
+    return AddImportsVisitor(context).transform_module(module)
+
+
+def parses_as(code: str, expected_ast) -> bool:
+    """``code`` (an expression) parses to the tree ``expected_ast`` (an ast node)."""
+    import ast
+
+    try:
+        tree = ast.parse(f"({code})", mode="eval").body
+    except SyntaxError:
+        return False
+    return ast.dump(tree) == ast.dump(expected_ast)
+
+
+# ---------------------------------------------------------------------------- text edits
+
+
+def edits_between(before: str, after: str) -> tuple[Edit, ...]:
+    """The smallest text edits (in ``before``'s coordinates) that turn ``before`` into ``after``:
+    the changed lines (difflib on lines), each trimmed to the changed characters without cutting a
+    word or a ``\\r\\n`` in two. Edit contents use ``\\n`` (dllint/fix.py writes the file's own
+    newline)."""
+    if before == after:
+        return ()
+    a = _LINES.findall(before)
+    b = _LINES.findall(after)
+    lo = 0
+    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
+        hi += 1
+    offsets = [0]
+    for line in a:
+        offsets.append(offsets[-1] + len(line))
+    matcher = difflib.SequenceMatcher(None, a[lo : len(a) - hi], b[lo : len(b) - hi], autojunk=False)
+    newline = newline_of(before)
+    starts = line_starts(before)
+    edits = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start, end = offsets[lo + i1], offsets[lo + i2]
+        old = before[start:end]
+        new = "".join(b[lo + j1 : lo + j2])
+        p, s = _trim(old, new)
+        content = new[p : len(new) - s]
+        if newline != "\n":
+            content = content.replace(newline, "\n")
+        edits.append(Edit(content, _span(starts, start + p, end - s)))
+    return tuple(edits)
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _trim(old: str, new: str) -> tuple[int, int]:
+    """(common prefix, common suffix) lengths, not overlapping, backed off to word and line-end
+    boundaries (the prefix is settled first, so the suffix may take what it gave back)."""
+    n = min(len(old), len(new))
+    p = 0
+    while p < n and old[p] == new[p]:
+        p += 1
+    while p > 0 and _cuts(old, new, p, p):
+        p -= 1
+    s = 0
+    while s < n - p and old[-1 - s] == new[-1 - s]:
+        s += 1
+    while s > 0 and _cuts(old, new, len(old) - s, len(new) - s):
+        s -= 1
+    return p, s
+
+
+def _cuts(old: str, new: str, i: int, j: int) -> bool:
+    """A boundary before ``old[i]`` / ``new[j]`` (common text on one side of it) splits a word or
+    a \\r\\n."""
+    lefts = [x for x in (old[i - 1 : i], new[j - 1 : j]) if x]
+    rights = [x for x in (old[i : i + 1], new[j : j + 1]) if x]
+    if "\r" in lefts and "\n" in rights:
+        return True
+    return any(_word(x) for x in lefts) and any(_word(x) for x in rights)
+
+
+def _span(starts: list[int], a: int, b: int) -> Span:
+    row = bisect.bisect_right(starts, a)
+    end_row = bisect.bisect_right(starts, b)
+    return Span(row, a - starts[row - 1] + 1, end_row, b - starts[end_row - 1] + 1)

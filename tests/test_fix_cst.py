@@ -1,0 +1,244 @@
+"""Fixes built with libcst (dllint/fixes/): exact text edits computed from the transformed module,
+the layout of the code kept, several places and an import changed by one fix, and libcst used only
+for files that have a finding with a fix."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from golden import run_dllint
+
+from dllint.fixes.cst import edits_between
+from dllint.textutil import line_starts, newline_of, offset
+
+
+def apply(before: str, edits) -> str:
+    """The edits applied the way dllint/fix.py applies them (contents use \\n)."""
+    starts = line_starts(before)
+    newline = newline_of(before)
+    ranges = sorted(
+        (offset(before, starts, e.span.row, e.span.col), offset(before, starts, e.span.end_row, e.span.end_col), e.content.replace("\n", newline))
+        for e in edits
+    )
+    for (a, b, _), (x, _, _) in zip(ranges, ranges[1:]):
+        assert b <= x, "edits overlap"
+    out = before
+    for a, b, content in reversed(ranges):
+        out = out[:a] + content + out[b:]
+    return out
+
+
+def make_project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).write_bytes(text.encode())
+    return tmp_path
+
+
+def fix(work: Path, select: str, unsafe: bool = True) -> str:
+    flags = ["--fix", "--unsafe-fixes"] if unsafe else ["--fix"]
+    code, out = run_dllint(work, ["check", "--select", select, "-q", "--target-version", "py311", *flags])
+    assert code in (0, 1), out
+    return out
+
+
+# ---------------------------------------------------------------------------- edits_between
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("a = DL(ds, batch_size=2, prefetch_factor=4, persistent_workers=True)\n", "a = DL(ds, batch_size=2, persistent_workers=True)\n"),
+        ("x = f(a)\n", 'x = f(a, k="v")\n'),
+        ("import os\r\n\r\nx = f(lambda b: g(1, b))\r\n", "import os\r\nimport functools\r\n\r\nx = f(functools.partial(g, 1))\r\n"),
+        ("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n"),
+        ("", "x\n"),
+        ("x = 1", "x = 1\ny = 2"),
+    ],
+)
+def test_edits_reproduce_the_transformed_text(before, after):
+    assert apply(before, edits_between(before, after)) == after
+
+
+def test_edits_are_small_and_cut_no_word():
+    before = "a = DL(ds, batch_size=2, prefetch_factor=4, persistent_workers=True)\n"
+    (edit,) = edits_between(before, "a = DL(ds, batch_size=2, persistent_workers=True)\n")
+    assert edit.content == "" and before[edit.span.col - 1 : edit.span.end_col - 1] == "prefetch_factor=4, "
+    one, two = edits_between("import os\n\nx = 1\ny = f(lambda b: g(b))\n", "import os\nimport functools\n\nx = 1\ny = f(g)\n")
+    assert (one.content, one.span.row) == ("import functools\n", 2)
+    assert (two.content, two.span.row) == ("g", 4)
+
+
+def test_random_changes_round_trip():
+    rng = random.Random(7)
+    words = ["x", "y = 1", "    pass", "", "import os", "f(a, b)", "# c", "def g():"]
+    for _ in range(300):
+        lines = [rng.choice(words) for _ in range(rng.randint(0, 8))]
+        before = "\n".join(lines)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randint(0, len(lines))
+            if rng.random() < 0.5 or not lines:
+                lines.insert(i, rng.choice(words))
+            else:
+                lines[min(i, len(lines) - 1)] += rng.choice(["", "x", ", c"])
+        after = "\n".join(lines)
+        for newline in ("\n", "\r\n"):
+            b, a = before.replace("\n", newline), after.replace("\n", newline)
+            assert apply(b, edits_between(b, a)) == a
+
+
+# ---------------------------------------------------------------------------- the rules' fixes
+
+
+CV2_DATASET = '''\
+import cv2
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return cv2.resize(np.full((8, 8), i, np.uint8), (4, 4))
+
+
+def make_loader():
+    return DataLoader(
+        Frames(),
+        batch_size=2,
+        num_workers=2,  # two workers
+    )
+'''
+
+
+def test_dl301_keyword_goes_on_its_own_line_in_a_one_per_line_call(tmp_path):
+    """The old text insertion put the keyword after `num_workers=2` on its line, before the comma
+    and the comment; the libcst fix lays it out like the other arguments."""
+    work = make_project(tmp_path, {"frames.py": CV2_DATASET})
+    fix(work, "DL301")
+    assert (work / "frames.py").read_text() == CV2_DATASET.replace(
+        "        num_workers=2,  # two workers\n",
+        '        num_workers=2,  # two workers\n        multiprocessing_context="spawn",\n',
+    )
+
+
+def test_dl102_map_location_in_a_multi_line_call(tmp_path):
+    source = '''\
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Embeddings(Dataset):
+    def __init__(self, path):
+        self.table = torch.load(
+            path,
+        )
+
+    def __len__(self):
+        return len(self.table)
+
+    def __getitem__(self, i):
+        return self.table[i]
+
+
+loader = DataLoader(Embeddings("t.pt"), num_workers=2)
+'''
+    work = make_project(tmp_path, {"emb.py": source})
+    fix(work, "DL102")
+    assert (work / "emb.py").read_text() == source.replace("            path,\n", '            path,\n            map_location="cpu",\n')
+
+
+def test_dl104_lazy_open_uses_the_methods_own_self_name(tmp_path):
+    """Three places change at once (the assignment, a property after __init__, the imports); the
+    instance is called `this` here, which the old text template (always `self.`) broke."""
+    source = '''\
+"""Records."""
+
+from torch.utils.data import DataLoader, Dataset
+
+
+class Lines(Dataset):
+    def __init__(this, path):
+        this.fh = open(path, "rb")  # shared by forked workers
+
+    def __len__(this):
+        return 2
+
+    def __getitem__(this, index):
+        this.fh.seek(4 * index)
+        return this.fh.read(4)
+
+
+def loader(path):
+    return DataLoader(Lines(path), num_workers=2)
+'''
+    work = make_project(tmp_path, {"lines.py": source})
+    fix(work, "DL104")
+    fixed = (work / "lines.py").read_text()
+    assert fixed == source.replace(
+        "from torch.utils.data import DataLoader, Dataset\n",
+        "from torch.utils.data import DataLoader, Dataset\nimport functools\nimport os\n",
+    ).replace(
+        '        this.fh = open(path, "rb")  # shared by forked workers\n',
+        '        this._fh_open = functools.partial(open, path, "rb")  # shared by forked workers\n'
+        "        this._fh_handle, this._fh_pid = None, None\n"
+        "\n"
+        "    @property\n"
+        "    def fh(self):\n"
+        '        """Opened on first use in each process: a handle must not cross a fork."""\n'
+        "        if self._fh_pid != os.getpid():\n"
+        "            self._fh_handle, self._fh_pid = self._fh_open(), os.getpid()\n"
+        "        return self._fh_handle\n",
+    )
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"abcdefgh")
+    namespace: dict = {"__name__": "lines"}
+    exec(compile(fixed, "lines.py", "exec"), namespace)
+    assert namespace["Lines"](str(data))[1] == b"efgh"
+
+
+def test_dl103_partial_and_its_import_in_a_crlf_file(tmp_path):
+    source = '"""Doc."""\r\nfrom __future__ import annotations\r\n\r\nfrom torch.utils.data import DataLoader, TensorDataset\r\n\r\n\r\ndef pad(value, batch):\r\n    return batch\r\n\r\n\r\ndef main(ds):\r\n    return DataLoader(ds, num_workers=2, collate_fn=(lambda b: pad(0, b)))\r\n'
+    work = make_project(tmp_path, {"m.py": source})
+    fix(work, "DL103")
+    fixed = (work / "m.py").read_bytes().decode()
+    assert fixed == source.replace(
+        "from torch.utils.data import DataLoader, TensorDataset\r\n",
+        "from torch.utils.data import DataLoader, TensorDataset\r\nimport functools\r\n",
+    ).replace("(lambda b: pad(0, b))", "(functools.partial(pad, 0))")
+
+
+def test_dl204_after_an_import_sharing_its_line(tmp_path):
+    source = CV2_DATASET.replace("import cv2\n", "import os; import cv2  # OpenCV\n")
+    work = make_project(tmp_path, {"frames.py": source})
+    fix(work, "DL204")
+    assert (work / "frames.py").read_text() == source.replace(
+        "import os; import cv2  # OpenCV\n", "import os; import cv2  # OpenCV\ncv2.setNumThreads(0)  # OpenCV's thread pool is not fork-safe\n"
+    )
+
+
+def test_libcst_parses_only_files_with_a_fixable_finding(tmp_path, monkeypatch):
+    """A plain check parses with libcst the files whose findings get a fix (a keyword fix only the
+    statement it edits), and no other."""
+    import libcst
+
+    clean = "from torch.utils.data import DataLoader, TensorDataset\n\nloader = DataLoader(TensorDataset(), num_workers=2)\n"
+    work = make_project(tmp_path, {"frames.py": CV2_DATASET, "clean.py": clean})
+    parsed: list[str] = []
+    real = libcst.parse_module
+
+    def counting(text, *args, **kwargs):
+        parsed.append("clean.py" if text == clean else "frames.py" if text == CV2_DATASET else text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    code, out = run_dllint(work, ["check", "--select", "DL204,DL301", "--target-version", "py311", "--no-cache"])
+    assert "frames.py" in out and "clean.py" not in out
+    # the whole file once per run (shared by the rules); a keyword fix parses only its statement
+    assert parsed.count("frames.py") == 1 and "clean.py" not in parsed
+    assert all(p == "frames.py" or (p in CV2_DATASET and len(p) < len(CV2_DATASET) / 2) for p in parsed), parsed
