@@ -241,3 +241,19 @@ def test_reused_result_is_not_a_stale_one_when_a_file_is_added(tmp_path):
     extra.write_text("import torch.multiprocessing as mp\nmp.set_sharing_strategy('file_system')\n")
     after = run(tmp_path)
     assert "late.py" in after and after == run(tmp_path, "--no-cache")
+
+
+def test_output_is_the_same_for_any_jobs_cache_and_format(tmp_path):
+    """Determinism: the JSON output (messages, details, fixes) is the same serial or parallel, cold
+    or warm, with or without the cache, and whichever order the paths are named in."""
+    generate(str(tmp_path), seed=3, files=80)
+    age(tmp_path)
+    json_args = ["--output-format", "json", "--exit-zero"]
+    reference = run(tmp_path, "--no-cache", "--jobs", "1", *json_args)
+    assert '"code": "DL' in reference
+    assert run(tmp_path, "--no-cache", "--jobs", "2", *json_args) == reference
+    assert run(tmp_path, "--jobs", "2", *json_args) == reference  # cold, fills the cache
+    assert run(tmp_path, "--jobs", "1", *json_args) == reference  # warm
+    names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
+    code, reordered = run_dllint(tmp_path, [*ARGS, "--no-cache", *json_args, *reversed(names)])
+    assert code == 0 and reordered == reference

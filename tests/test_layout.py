@@ -211,3 +211,35 @@ def test_the_project_root_is_the_nearest_marker(tmp_path):
         else:
             (root / marker).write_text("")
         assert find_project_root([str(root / "a" / "b")]) == str(root)
+
+
+def test_a_common_class_name_does_not_pull_in_every_file_that_says_it(tmp_path):
+    """A Dataset called ``D`` in ``solo.py``: the files analysed follow imports and the class
+    hierarchy, so library files saying ``D`` (a class, a variable, an import) stay unread, while a
+    file importing ``solo`` and subclassing ``D`` is read."""
+    solo = """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class D(Dataset):
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return torch.zeros(3).cuda()
+
+        if __name__ == "__main__":
+            for batch in DataLoader(D(), num_workers=2):
+                pass
+    """
+    files = {".git/HEAD": "", "solo.py": solo}
+    for i in range(120):  # library-like files using the same short name
+        files[f"lib/pkg{i % 6}/mod{i}.py"] = f"from .base import D\n\nclass Box{i}(D):\n    size = {i}\n\nd = D()\n"
+    for k in range(6):
+        files[f"lib/pkg{k}/base.py"] = "class D:\n    pass\n"
+    files["use_solo.py"] = "from solo import D\n\nclass E(D):\n    pass\n"
+    write(tmp_path, files)
+    analysis = analyse(tmp_path, ["solo.py"])
+    read = sorted(os.path.relpath(p, tmp_path) for p in analysis.project.files)
+    assert read == ["solo.py", "use_solo.py"], read
+    assert any(d.code == "DL301" and d.path.endswith("solo.py") for d in analysis.diagnostics)
