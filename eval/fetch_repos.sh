@@ -29,5 +29,8 @@ dest=${REPOS:-/work/repos}
 while read -r repo commit; do
     key=${repo/\//+}
     if [ -d "$dest/$key" ]; then continue; fi
-    python checkout.py "$mirror/$key/repo" "$commit" "$dest/$key"
+    git_dir="$mirror/$key/repo"
+    # fetch brings a bare git directory, or now and then a clone with its .git inside
+    if [ -d "$git_dir/.git" ]; then git_dir="$git_dir/.git"; fi
+    python checkout.py "$git_dir" "$commit" "$dest/$key"
 done <<< "$pairs"

@@ -50,10 +50,13 @@ class SampleUses:
         the index parameter of ``__getitem__``, and the parameters of the class's own worker
         helpers that ``self.m(...)`` calls pass a derived value to."""
         out: dict[tuple, set[str]] = {}
-        by_name = {f.fn.name: f for f in worker}
+        keys = {f.key for f in worker}
+        for f in worker:  # every entry method run (the class's own and the bases' it calls)
+            if f.fn.name in ENTRIES and len(f.fn.params) > 1:
+                out.setdefault(f.key, set()).add(f.fn.params[1])
         for name in ENTRIES:
-            f = by_name.get(name)
-            if f is not None and len(f.fn.params) > 1:
+            f = self.find_method(ref, name)
+            if f is not None and f.key in keys and len(f.fn.params) > 1:
                 out.setdefault(f.key, set()).add(f.fn.params[1])
         changed = True
         rounds = 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dllint.names import canonical
+from dllint.names import DATALOADER_CLASSES, canonical
 from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
@@ -190,6 +190,14 @@ def item_of(v: Val, i) -> Val:
     return UNKNOWN
 
 
+_NO_CYCLE = 1 << 30
+
+
+def _static(fn) -> bool:
+    """A ``@staticmethod``: called through ``self`` or the class, it takes no ``self``."""
+    return any(d == "builtins.staticmethod" or d == "staticmethod" for d in fn.decorators)
+
+
 def container(kind: str, elem: Val | None, size: str, why: tuple = (), **kw) -> Val:
     return Val(frozenset({kind}), elem=elem, size=size, why=why, **kw)
 
@@ -311,6 +319,9 @@ PATH_CTORS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"}
 SAME_LENGTH = {
     "builtins.list": "list", "builtins.sorted": "list", "builtins.tuple": "tuple", "builtins.reversed": "iterator",
     "collections.deque": "deque", "natsort.natsorted": "list", "builtins.iter": "iterator",
+    # progress bars iterate what they wrap
+    "tqdm.tqdm": "iterator", "tqdm.auto.tqdm": "iterator", "tqdm.std.tqdm": "iterator", "tqdm.notebook.tqdm": "iterator",
+    "rich.progress.track": "iterator",
 }
 DEDUPS = frozenset({"builtins.set", "builtins.frozenset", "collections.Counter", "numpy.unique"})
 NUMERIC_FUNCS = frozenset(
@@ -342,20 +353,74 @@ class Values:
         """What ``self.<attr>`` holds on an instance of ``cls`` once it is built: every write in
         the class hierarchy (not those in worker code, unless ``include_workers``)."""
         memo = self.__dict__.setdefault("_attr_memo", {})
-        key = (cls.key, attr, include_workers)
+        key = ("attr", cls.key, attr, include_workers)
         if key in memo:
-            return memo[key]
-        memo[key] = BOTTOM  # a cycle (self.x built from self.x) is neutral
+            return self._memo_hit(memo, key)
+        saved = self._memo_start(memo, key)  # a cycle (self.x built from self.x) is neutral
         out = BOTTOM
         for fn, write in self.attr_writes(cls, attr, include_workers):
             out = self._apply_write(out, fn, write, cls)
-        memo[key] = out
-        return out
+        return self._memo_finish(memo, key, out, saved)
+
+    # Memoized recursion with cycles: a value being computed reads as BOTTOM to what it reaches.
+    # What is computed while reading such an in-progress value is provisional (it holds BOTTOM
+    # where the finished value will hold more): it is memoized only until the outermost value of
+    # its cycle is finished, then forgotten and computed again when asked (Tarjan's low-link).
+
+    def _memo_hit(self, memo, key) -> Val:
+        level = self._active_levels().get(key)
+        if level is None:
+            level = self.__dict__.get("_prov_low", {}).get(key)
+        if level is not None and level < self.__dict__.get("_low", _NO_CYCLE):
+            self._low = level
+        return memo[key]
+
+    def _active_levels(self) -> dict:
+        return self.__dict__.setdefault("_active", {})
+
+    def _memo_start(self, memo, key, tracked: bool = True) -> tuple[int, int, int]:
+        """``tracked``: a value whose cycles matter (an attribute, a parameter); an expression
+        re-entered while being evaluated (a recursion of the evaluator itself) just reads BOTTOM."""
+        memo[key] = BOTTOM
+        active = self._active_levels()
+        level = len(active) + 1
+        if tracked:
+            active[key] = level
+        saved = self.__dict__.get("_low", _NO_CYCLE)
+        self._low = _NO_CYCLE
+        return saved, len(self.__dict__.setdefault("_provisional", [])), level
+
+    def _memo_finish(self, memo, key, result: Val, started: tuple[int, int, int]) -> Val:
+        saved, mark, level = started
+        self._active_levels().pop(key, None)
+        low = self._low
+        memo[key] = result
+        provisional = self._provisional
+        prov_low = self.__dict__.setdefault("_prov_low", {})
+        if low < level:  # read a value of an enclosing computation still in progress
+            provisional.append((memo, key))
+            prov_low[key] = low
+        else:  # finished: what was provisional on it is forgotten
+            for m, k in provisional[mark:]:
+                m.pop(k, None)
+                prov_low.pop(k, None)
+            del provisional[mark:]
+            low = _NO_CYCLE
+        self._low = min(saved, low)
+        return result
 
     def attr_writes(self, cls, attr: str, include_workers: bool = False) -> list:
         """[(FuncRef, write)] of the writes to ``self.<attr>`` in the class hierarchy, in MRO
-        order (bases last) then source order."""
-        workers = set() if include_workers else {k for k in self.worker_functions(cls)}
+        order (bases last) then source order. A method the workers run counts only when the
+        constructor runs it too (``load()`` called from ``__init__`` and again, lazily, from
+        ``__getitem__``): what it stores there is on the instance before the fork."""
+        workers: set = set()
+        if not include_workers:
+            workers = set(self.worker_functions(cls))
+            if workers:
+                init = self.find_method(cls, "__init__")
+                if init is not None:
+                    workers -= set(self.reachable([init], cls))
         out = []
         for r in self.mro(cls):
             for qual in r.cls.methods.values():
@@ -373,10 +438,10 @@ class Values:
     def param_value(self, fnref, name: str, self_cls=None) -> Val:
         """A parameter: its default and what every call site in the project passes."""
         memo = self.__dict__.setdefault("_param_memo", {})
-        key = (fnref.key, name, self_cls.key if self_cls is not None else None)
+        key = ("param", fnref.key, name, self_cls.key if self_cls is not None else None)
         if key in memo:
-            return memo[key]
-        memo[key] = BOTTOM
+            return self._memo_hit(memo, key)
+        saved = self._memo_start(memo, key)
         flow = fnref.fn.flow
         out = BOTTOM
         default = flow.defaults.get(name) if flow is not None else None
@@ -389,8 +454,7 @@ class Values:
             out = join(out, passed)
         if out.is_bottom:
             out = val("param", detail=name, why=((f"the `{name}` argument", fnref.file.path, fnref.fn.span.row),))
-        memo[key] = out
-        return out
+        return self._memo_finish(memo, key, out, saved)
 
     # ------------------------------------------------------------------ call sites
 
@@ -432,11 +496,11 @@ class Values:
                 return []
             if kind == "self":
                 m = self.find_method(self_cls, target)
-                return [(m, True)] if m is not None else []
+                return [(m, not _static(m.fn))] if m is not None else []
             if kind == "super":
                 owner = self.class_of(fnref)
                 m = self.find_method(self_cls, target, after=owner) if owner is not None else None
-                return [(m, True)] if m is not None else []
+                return [(m, not _static(m.fn))] if m is not None else []
         return []
 
     def _passed_values(self, fnref, name: str) -> Val | None:
@@ -467,13 +531,11 @@ class Values:
             return UNKNOWN
         memo = self.__dict__.setdefault("_val_memo", {})
         key = (id(ir), env.key)
-        found = memo.get(key)
-        if found is not None:
-            return found
-        memo[key] = BOTTOM  # in progress: a cycle resolves to nothing
+        if key in memo:
+            return self._memo_hit(memo, key)
+        saved = self._memo_start(memo, key, tracked=False)  # in progress: a cycle resolves to nothing
         result = self._eval_node(ir, env, depth + 1)
-        memo[key] = result
-        return result
+        return self._memo_finish(memo, key, result, saved)
 
     def _eval_node(self, ir, env, depth: int) -> Val:
         tag = ir[0]
@@ -612,7 +674,12 @@ class Values:
             if base.items is not None or base.has("tuple", "list"):
                 return item_of(base, index[1])
         if base.has("dataframe"):
-            return val("series", size=base.size, why=base.why)
+            if index[0] == "k":  # one column
+                return val("series", size=base.size, why=base.why)
+            key = self._eval(index, env, depth + 1)
+            if key.has("series", "ndarray", "list", "tensor"):  # a boolean mask or a list of columns
+                return val("dataframe", size=base.size, why=base.why)
+            return val("dataframe", "series", size=base.size, why=base.why)
         if base.has("handle") and base.detail.startswith("h5py"):
             return val("h5dataset", detail=base.detail)
         if base.has("coco"):
@@ -844,7 +911,7 @@ class Values:
         if depth > MAX_EVAL_DEPTH - 6:
             return UNKNOWN
         params = list(fnref.fn.params)
-        if self_cls is not None or (fnref.fn.cls is not None and params and params[0] in ("self", "cls")):
+        if not _static(fnref.fn) and (self_cls is not None or (fnref.fn.cls is not None and params and params[0] in ("self", "cls"))):
             params = params[1:]
         binding = {}
         for name in params:
@@ -973,6 +1040,10 @@ class Values:
         if qual in NUMERIC_FUNCS:
             return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
         if qual == "builtins.zip":
+            if len(args) == 1 and args[0][0] == "*" and not kwargs:  # zip(*rows): the columns
+                rows = self._eval(args[0][1], env, depth)
+                column = Val(frozenset({"tuple"}), elem=element_of(element_of(rows)), size=rows.size, why=rows.why)
+                return Val(frozenset({"iterator"}), elem=column, size=BOUNDED)
             parts = [self._eval(a, env, depth) for a in args if a[0] != "*"]
             if not parts:
                 return val("iterator", size=UNKNOWN_SIZE)
@@ -1033,6 +1104,8 @@ class Values:
                 b = bad[0] if bad[0].has("lambda", "localfn", "localcls") else bad[0].elem
                 return replace(b, kinds=b.kinds | {"holder"}, detail=b.detail, why=b.why)
             return val("transform", detail=qual)
+        if qual in DATALOADER_CLASSES:  # iterating it yields a batch per sample or batch of its dataset
+            return Val(frozenset({"loader"}), elem=UNKNOWN, size=DATA, why=(("the batches of a DataLoader", *where),))
         if qual == "multiprocessing.Manager" or qual.endswith("Manager().list"):
             return val("manager")
         held = self._held_callables(qual, args, kwargs, env, depth)
@@ -1177,6 +1250,8 @@ class Values:
                 return Val(frozenset({"iterator"}), elem=val("tuple", size=BOUNDED), size=recv.size, why=recv.why)
             if method in ("unique",):
                 return val("ndarray-obj", size=DEDUP)
+            if method in ("map", "apply", "astype", "copy", "dropna", "fillna", "sort_values", "reset_index", "sample", "head") and recv.has("series") and not recv.has("dataframe"):
+                return recv
             return replace(recv, kinds=frozenset({"dataframe"})) if method in ("copy", "reset_index", "sort_values", "dropna", "fillna", "query", "merge", "drop", "rename", "sample", "astype", "apply", "loc", "iloc", "head") else UNKNOWN
         if recv.has("ndarray", "ndarray-obj", "tensor", "memmap"):
             if method == "tolist":
