@@ -132,6 +132,7 @@ class ClassFacts:
     class_attrs: dict[str, Value] = field(default_factory=dict)
     local: bool = False  # defined inside a function
     attrs_ir: dict[str, Any] = field(default_factory=dict)  # class-level NAME = value, as flow IR
+    decorators: tuple[str, ...] = ()  # qualified names of the decorators (the called one for ``@f(...)``)
 
 
 @dataclass(slots=True)

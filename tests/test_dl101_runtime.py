@@ -51,11 +51,15 @@ CASES = {
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
     "projects/dl101_outside_use": [("fixed", "datasets", "Paths(root)", "paths")],
+    "projects/dl101_entry_script": [("fixed", "tools.train", "TrainSet(root)", "files")],
     "projects/dl101_callers": [("fixed", "image_list", "ImageList(sorted(__import__('glob').glob(root + '/*.txt')))", "image_paths")],
 }
 
 # fixtures with a fix that cannot run here, and why (their fix is unsafe: no runtime claim to prove)
-NOT_RUNNABLE = {"dl101/positive_coco_api": "needs pycocotools and a COCO annotation file"}
+NOT_RUNNABLE = {
+    "dl101/positive_coco_api": "needs pycocotools and a COCO annotation file",
+    "dl101/positive_value_shapes": "needs pandas and mmengine (its fixes are unsafe)",
+}
 
 RUNNER = r"""
 import importlib, io, json, pickle, sys

@@ -150,6 +150,7 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             class_attrs=_class_attrs(ctx, node),
             local=info.local,
             attrs_ir=_class_attrs_ir(ctx, node),
+            decorators=tuple(ctx.qualname(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list),
         )
 
     for fn in ctx.functions:

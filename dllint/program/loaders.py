@@ -60,7 +60,20 @@ class Loaders:
                     project.append(found)
                 elif isinstance(found, str):
                     external.append(found)
+            elif alt.kind == "param" and alt.ref:
+                project.extend(self._passed_datasets(facts, call.scope, alt.ref))
         return project, external
+
+    def _passed_datasets(self, facts: FileFacts, scope: str, name: str) -> list[ClassRef]:
+        """The project classes whose instances the callers of ``scope`` pass as its parameter
+        ``name`` (``def fit(dataset): DataLoader(dataset, ...)`` called as ``fit(Images(...))``)."""
+        fn = facts.functions.get(scope)
+        if fn is None or name not in fn.params:
+            return []
+        got = self.param_value(self._funcref(facts, fn), name)
+        if got.has("instance") and isinstance(got.cls, ClassRef):
+            return [got.cls]
+        return []
 
     def expand(self, value: Value, facts: FileFacts, depth: int = 0) -> list[Value]:
         """A value's alternatives, looking through calls of project functions to what they return."""

@@ -259,9 +259,25 @@ class Symbols:
             if not result:
                 result = key in used
             if not result:
+                result = self._registered_dataset(ref)
+            if not result:
                 result = any(key != r.key and self.is_dataset(r) for r in self.mro(ref)[1:])
         self._dataset_memo[key] = result
         return result
+
+    def _registered_dataset(self, ref: ClassRef) -> bool:
+        """A class put in a dataset registry (``@DATASETS.register_module()``, ``@register_dataset``)
+        that serves samples (``__getitem__`` or ``__iter__``): configuration builds it for a loader
+        (OpenMMLab, fairseq-style and similar registries), whether or not it subclasses Dataset."""
+        for deco in ref.cls.decorators:
+            parts = deco.lower().split(".")
+            if len(parts) >= 2 and parts[-1] in ("register_module", "register") and "dataset" in parts[-2]:
+                break
+            if parts[-1] in ("register_dataset", "register_dataset_class"):
+                break
+        else:
+            return False
+        return self.find_method(ref, "__getitem__") is not None or self.find_method(ref, "__iter__") is not None
 
     def is_iterable_dataset(self, ref: ClassRef) -> bool:
         if any(canonical(b) in ITERABLE_BASES for b in self.external_bases(ref)):

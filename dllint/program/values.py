@@ -210,6 +210,12 @@ LISTINGS = {
     "glob.iglob": ("iterator", "str", "a directory listing (`glob.iglob`)"),
     "os.scandir": ("iterator", "direntry", "a directory listing (`os.scandir`)"),
     "os.walk": ("generator", "walk", "a directory walk (`os.walk`)"),
+    # the directory walkers of the OpenMMLab file I/O layers (also scandir of mmcv/mmengine)
+    "mmengine.list_dir_or_file": ("generator", "str", "a directory listing (`list_dir_or_file`)"),
+    "mmengine.fileio.list_dir_or_file": ("generator", "str", "a directory listing (`list_dir_or_file`)"),
+    "mmengine.scandir": ("generator", "str", "a directory listing (`mmengine.scandir`)"),
+    "mmengine.utils.scandir": ("generator", "str", "a directory listing (`mmengine.scandir`)"),
+    "mmcv.scandir": ("generator", "str", "a directory listing (`mmcv.scandir`)"),
 }
 PATH_LISTING_METHODS = {"glob": "`Path.glob`", "rglob": "`Path.rglob`", "iterdir": "`Path.iterdir`"}
 OPENERS = frozenset(
@@ -1301,12 +1307,19 @@ class Values:
             if _SIZE_RANK[s] > _SIZE_RANK[loop_size]:
                 loop_size, loop_why = s, v.why
         base_kinds = current.kinds - {"unknown"} if not current.is_bottom else frozenset()
+        # ``x[k] = v`` / ``x.update(...)`` on a value built by code we cannot see (a library
+        # object, a table): it may be a dict, a DataFrame or any mapping; do not invent a dict
+        opaque = not current.is_bottom and "unknown" in current.kinds and base_kinds <= {"none"}
+        if opaque and (how in ("setitem", "setdefault", "update", "|=") or how.startswith("setitem-")):
+            return current
         if how in ("append", "add", "appendleft", "insert"):
             kind = "set" if how == "add" else "deque" if how == "appendleft" else "list"
             kinds = base_kinds or frozenset({kind})
             size = loop_size if loops else BOUNDED
             new = Val(kinds, elem=value, size=size, why=loop_why if loops else ())
             return join(current, new)
+        if how == "+=" and value.kinds and value.kinds <= {"int", "float", "bool"}:
+            return join(current, val(sorted(value.kinds)[0], size=BOUNDED))  # a counter, not a list
         if how in ("extend", "+=", "extendleft", "update", "|="):
             kinds = base_kinds or (frozenset({"dict"}) if how == "update" else frozenset({"list"}))
             size = value.size

@@ -171,6 +171,15 @@ class Workers:
         prove the project never uses workers."""
         return [ld for ld in self.loaders_using(ref) if not (ld.self_test and ld.workers == "no")]
 
+    def script_only(self, ref: ClassRef) -> bool:
+        """A class defined in an entry script (it has ``if __name__ == "__main__":``) that no project
+        file imports and no loader uses: the script indexes it itself, so nothing hands it to
+        DataLoader workers (``tools/demo.py``-style classes)."""
+        facts = ref.file
+        if facts.main_guard is None or self.loaders_using(ref):
+            return False
+        return not self.importers(facts.path)
+
     def dataset_use(self, ref: ClassRef) -> Use | None:
         """How a Dataset class runs in workers; None when every loader using it has no workers."""
         loaders = self.deciding_loaders(ref)

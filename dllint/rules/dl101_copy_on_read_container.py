@@ -50,7 +50,7 @@ BOUNDED_WORDS = frozenset(
         "kwargs", "options", "settings", "params", "palette", "colors", "colormap", "scales", "shape",
     }
 )
-_MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag|name)s?(2|_to_)(id|idx|index|label|name)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag|name)s?$")
+_MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
 
 
 def bounded_by_name(attr: str) -> bool:
@@ -72,7 +72,7 @@ class CopyOnReadContainer(Rule):
     name = "copy-on-read-container"
     severity = "warning"
     fix = "safe or unsafe"
-    triggers = ()
+    triggers = (b"DATASETS", b"DATASET_REGISTRY", b"register_dataset")  # registry-built classes
     summary = "A data-sized list/dict on a Dataset: every forked worker slowly copies what it reads (refcounts); store it compactly."
     docs = {
         "What it does": """
@@ -101,7 +101,11 @@ class CopyOnReadContainer(Rule):
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
             `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
-            judged as used by a loader with workers under fork, the common case. Records loaded
+            judged as used by a loader with workers under fork, the common case; classes put in a
+            dataset registry (`@DATASETS.register_module()`) that serve samples count as Datasets
+            even without a Dataset base. A class defined in an entry script (one with
+            `if __name__ == "__main__":`) that no project file imports and no loader uses is indexed
+            by that script in its own process: quiet. Records loaded
             from json / pickle / yaml (which may be a configuration) count only with the structural
             evidence above.
             """,
@@ -282,7 +286,9 @@ class CopyOnReadContainer(Rule):
         """Every loader using the class has no workers, or starts them only with spawn/forkserver."""
         loaders = model.deciding_loaders(ref)
         if not loaders:
-            return False  # no loader in sight: judged as the common case (workers, fork)
+            # no loader in sight: judged as the common case (workers, fork), unless an entry script
+            # that nothing imports keeps the class to itself
+            return model.script_only(ref)
         active = [ld for ld in loaders if ld.may_start_workers]
         if not active:
             return True
