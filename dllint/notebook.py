@@ -399,8 +399,20 @@ def finalize(diagnostics: list, notebooks: dict) -> list:
         message = rewrite(d.message, d.path)
         if message != d.message:
             changes["message"] = message
+        details = _rewrite_details(d.details, rewrite, d.path)
+        if details != d.details:
+            changes["details"] = details
         out.append(replace(d, **changes) if changes else d)
     return out
+
+
+def _rewrite_details(value, rewrite, own_path: str):
+    """The details of a finding (evidence, hazards, why) with notebook rows in cell coordinates."""
+    if isinstance(value, str):
+        return rewrite(value, own_path)
+    if isinstance(value, tuple):
+        return tuple(_rewrite_details(v, rewrite, own_path) for v in value)
+    return value
 
 
 class MessageLocations:

@@ -33,3 +33,9 @@ def offset(text: str, starts: list[int], row: int, col: int) -> int:
     if row - 1 >= len(starts):
         return len(text)
     return min(starts[row - 1] + col - 1, len(text))
+
+
+def clip(text: str, width: int = 32) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis: code quoted in a message."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -129,9 +129,10 @@ def test_a_message_names_a_notebook_location_by_cell_and_line(tmp_path):
     ]))
     _, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "--output-format", "json"])
     [finding] = json.loads(out)
-    # the hazard is line 4 of cell 2 (row 7 of the merged module)
-    assert "nb.ipynb:cell 2:line 4" in finding["message"], finding["message"]
-    assert "nb.ipynb:7" not in finding["message"]
+    # the hazard is line 4 of cell 2 (row 7 of the merged module), named in the details
+    [hazard] = finding["details"]["hazards"]
+    assert "nb.ipynb:cell 2:line 4" in hazard, hazard
+    assert "nb.ipynb:7" not in json.dumps(finding)
 
 
 def test_message_locations_every_spelling(tmp_path, monkeypatch):

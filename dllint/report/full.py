@@ -172,6 +172,10 @@ def block(diag, ctx) -> list[str]:
     text = _source(diag.path, ctx)
     lines = split_lines(text) if text is not None else []
     out.extend(snippet(diag, lines, _cell_end(diag, ctx)))
+    for key, value in diag.details:  # the why, the evidence and the advice behind the short message
+        if key in ("why", "evidence", "hazards", "error", "before spawn"):
+            for item in value if isinstance(value, tuple) else (value,):
+                out.append(f"  = {'note' if key == 'why' else key}: {item}")
     if diag.fix is not None:
         if diag.fix.message:
             out.append(f"  = help: {diag.fix.message}")

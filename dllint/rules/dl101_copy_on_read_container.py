@@ -198,12 +198,17 @@ class CopyOnReadContainer(Rule):
                     seen.add(key)
                     owner = model.class_of(anchor_fn) or ref
                     fix = self._fix(project, plan, attr) if plan[0] != "none" else None
-                    details = (("class", owner.cls.qualname), ("attribute", attr), ("evidence", tuple(evidence)))
+                    details = (
+                        ("class", owner.cls.qualname),
+                        ("attribute", attr),
+                        ("evidence", tuple(evidence)),
+                        ("why", "it grows with the data, and forked workers copy every object they read (refcounts)"),
+                    )
                     if fix is None:
                         details += (("fix", plan[1]),)
                     yield Diagnostic(
                         self.code,
-                        f"`self.{attr}` holds {text}: forked workers copy what they read",
+                        f"`self.{attr}` holds {text}",
                         path,
                         Span(write[2], write[3], write[5], write[6]),
                         fix=fix,
@@ -331,7 +336,9 @@ class CopyOnReadContainer(Rule):
         what = f"a {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"a {ctype}"
         if size == DATA and value.why:
             why = value.why[0]
-            text = f"{what} from {why[0]} ({_rel(why[1])}:{why[2]})"
+            named = re.match(r"a directory (listing|walk) \(`([^`]+)`\)$", why[0])  # "... (`os.listdir`)"
+            source = f"`{named.group(2)}`" if named else re.sub(r" \(`[^`]+`\)$", "", why[0])
+            text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
         elif uses:
             how, fn, _ = uses[0]
             text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"

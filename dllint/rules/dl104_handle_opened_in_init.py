@@ -150,12 +150,16 @@ class HandleOpenedInInit(Rule):
                     edits = lazy_open(source_of(project, fn.file.path), span, attr)
             yield Diagnostic(
                 self.code,
-                f"`self.{attr}` holds {site.what} opened in `{fn.fn.name}` and used in `{site.detail['reader']}`{through}: "
-                f"{start} share it; open it lazily per worker",
+                f"`self.{attr}` holds {site.what} opened in `{fn.fn.name}`: {start} share it",
                 site.path,
                 site.span,
                 fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", edits) if edits else None,
                 severity=self.severity,
+                details=(
+                    ("attribute", attr),
+                    ("why", f"opened in `{fn.fn.name}`, used in `{site.detail['reader']}`{through}: {start} share one "
+                     "file offset and library state; open it lazily, once per worker"),
+                ),
             )
 
     @staticmethod

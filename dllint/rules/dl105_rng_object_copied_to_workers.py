@@ -173,13 +173,16 @@ class RngObjectCopiedToWorkers(Rule):
                     reader = readers[0].fn.name
                     yield Diagnostic(
                         self.code,
-                        f"`self.{attr}` is a `{RNG_CTORS[ctor]}` built in `{fn.fn.name}` and drawn from in "
-                        f"`{reader}`: every worker gets a copy with the same state (torch reseeds only the global "
-                        "RNGs), so workers draw identical numbers and every epoch repeats the last; create it in "
-                        "the worker, seeded from `torch.utils.data.get_worker_info().seed`",
+                        f"`self.{attr}` (a `{RNG_CTORS[ctor]}`) is copied to every worker with the same state",
                         fn.file.path,
                         span,
                         severity=self.severity,
+                        details=(
+                            ("attribute", attr),
+                            ("why", f"built in `{fn.fn.name}`, drawn from in `{reader}`: torch reseeds only the global "
+                             "RNGs, so workers draw identical numbers and every epoch repeats the last; create it in "
+                             "the worker, seeded from `torch.utils.data.get_worker_info().seed`"),
+                        ),
                     )
 
     @staticmethod

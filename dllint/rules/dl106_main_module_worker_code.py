@@ -132,14 +132,14 @@ class MainModuleWorkerCode(Rule):
                     error = f"AttributeError: Can't get attribute '{name}' on <module '__main__'>"
                     advice = "move it into a .py module and import it"
                 else:
-                    where = 'is defined inside `if __name__ == "__main__":`'
+                    where = "is defined under the main guard"
                     error = f"AttributeError: Can't get attribute '{name}' on <module '__mp_main__'>"
                     advice = "define it at the top level of the script or in a module"
                 yield Diagnostic(
                     self.code,
-                    f"`{name}` ({role}) {where}; workers started with {how} cannot unpickle it "
-                    f"(\"{error}\"): {advice}",
+                    f"`{name}` ({role.removeprefix('the ')}) {where}: {how} workers cannot load it",
                     facts.path,
                     loader.call.func_span,
                     severity=self.severity,
+                    details=(("error", error), ("why", f"workers started with {how} unpickle it by name: {advice}")),
                 )

@@ -7,6 +7,7 @@ import ast
 from dllint.model import Diagnostic, Edit, Fix
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.rules.base import Rule
+from dllint.textutil import clip
 
 # seeding function -> the random stream it resets
 SEED_FUNCS = {
@@ -328,10 +329,11 @@ class ConstantWorkerSeed(Rule):
                 continue
             seen.add(key)
             yield self._diag(facts.path, seed["span"], seed["arg"], seed["replacement"], (
-                f"{what} seeds `{seed['stream']}` from `{seed['text']}`, fixed when the loader "
-                "is built: it overrides torch's per-worker, per-epoch seed, so every epoch replays the same random "
-                "stream and every DDP rank draws the same numbers; seed from `torch.initial_seed() % 2**32` "
-                "(or drop it: torch >= 1.9 seeds numpy per worker)"
+                f"{what} seeds `{seed['stream']}` from `{clip(seed['text'], 20)}` each epoch"
+            ), (
+                "the seed is fixed when the loader is built: it overrides torch's per-worker, per-epoch seed, so "
+                "every epoch replays the same random stream and every DDP rank draws the same numbers; seed from "
+                "`torch.initial_seed() % 2**32` (or drop it: torch >= 1.9 seeds numpy per worker)"
             ))
         for call in helpers:
             found = project.index.resolve(call["callee"], facts.root)
@@ -353,13 +355,15 @@ class ConstantWorkerSeed(Rule):
             if call["arg"] is not None and caller_torch is not None:
                 replacement = f"{caller_torch}.initial_seed() % 2**32"
             yield self._diag(facts.path, call["span"], call["arg"], replacement, (
-                f"{what} calls `{call['text']}`, which seeds {streams} from values fixed when the "
-                "loader is built: it overrides torch's per-worker, per-epoch seed, so every epoch replays the same "
-                "random stream and every DDP rank draws the same numbers; pass `torch.initial_seed() % 2**32`"
+                f"{what} calls `{clip(call['text'], 20)}`: the same seed each epoch"
+            ), (
+                f"it seeds {streams} from values fixed when the loader is built: it overrides torch's per-worker, per-epoch "
+                "seed, so every epoch replays the same random stream and every DDP rank draws the same numbers; "
+                "pass `torch.initial_seed() % 2**32`"
             ))
 
-    def _diag(self, path, span, arg_span, replacement, message):
+    def _diag(self, path, span, arg_span, replacement, message, why):
         fix = None
         if replacement and arg_span is not None:
             fix = Fix("unsafe", "Seed from `torch.initial_seed()`", (Edit(replacement, arg_span),))
-        return Diagnostic(self.code, message, path, span, fix=fix, severity=self.severity)
+        return Diagnostic(self.code, message, path, span, fix=fix, severity=self.severity, details=(("why", why),))

@@ -89,10 +89,10 @@ class OpencvThreadsInForkWorkers(Rule):
                     )
             yield Diagnostic(
                 self.code,
-                f"{site.what} runs in forked workers ({model.owners(site.uses)}) with OpenCV threads on: may hang; "
-                "call `cv2.setNumThreads(0)`",
+                f"{site.what} runs in forked workers with OpenCV threads on: may hang",
                 site.path,
                 site.span,
                 fix=fix,
                 severity=self.severity,
+                details=(("workers", model.owners(site.uses)), ("why", "call `cv2.setNumThreads(0)` before the workers start")),
             )

@@ -108,18 +108,19 @@ class MissingMultiprocessingContext(Rule):
                 continue
             owner, site = found[0]
             more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-            where = "fork" if loader.start_methods == {"fork"} else "fork on some targets"
+            where = "" if loader.start_methods == {"fork"} else " on some targets"
             fix, blocker = self._fix(project, loader)
             yield Diagnostic(
                 self.code,
-                f"Loader starts workers with {where}, but its {owner} has a fork hazard "
-                f"({site.rule} at {display(site.path)}:{site.row}){more}"
-                + (f"; before switching to spawn, {blocker}" if blocker else ""),
+                f"{owner[:1].upper()}{owner[1:]} has a fork hazard ({site.rule}){more} and workers fork{where}",
                 loader.file.path,
                 loader.call.func_span,
                 fix=fix,
                 severity=self.severity,
-                details=(("hazards", tuple(f"{s.rule} {display(s.path)}:{s.row} {s.what}" for _, s in found)),),
+                details=(
+                    ("hazards", tuple(f"{s.rule} {display(s.path)}:{s.row} {s.what}" for _, s in found)),
+                    *((("before spawn", blocker),) if blocker else ()),
+                ),
             )
 
     def _fix(self, project, loader) -> tuple[Fix | None, str | None]:

@@ -67,9 +67,9 @@ class FileSystemSharingStrategy(Rule):
             for span in spans:
                 yield Diagnostic(
                     self.code,
-                    'Sharing strategy "file_system" leaks /dev/shm segments when a worker is killed; '
-                    "find what keeps batch tensors alive (DL305) and raise `ulimit -n` instead",
+                    'Sharing strategy "file_system" leaks /dev/shm segments when a worker is killed',
                     facts.path,
                     span,
                     severity=self.severity,
+                    details=(("why", "find what keeps batch tensors alive (DL305) and raise `ulimit -n` instead"),),
                 )

@@ -22,6 +22,7 @@ import ast
 from dllint.model import Diagnostic, Fix
 from dllint.names import GET_CONTEXT, NUM_WORKERS_POSITION, canonical
 from dllint.rules.base import Rule
+from dllint.textutil import clip
 from dllint.facts.loops import call_key
 
 WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
@@ -299,17 +300,14 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
             value = call.args.get(name)
             if value is None or not offending(name, value):
                 continue
-            shown = info["value_text"]
+            shown = clip(info["value_text"], 20)
             if status == "zero":
                 message = (
-                    f"`{name}={shown}` with {nw_desc}: DataLoader raises {ERRORS[name]}"
+                    f"`{name}={shown}` with {nw_desc}: DataLoader raises ValueError"
                 )
                 severity = "error"
             else:
-                message = (
-                    f"`{name}={shown}` is passed unconditionally but {nw_desc}: "
-                    f"DataLoader then raises {ERRORS[name]}"
-                )
+                message = f"`{name}={shown}` is passed always, but {nw_desc}"
                 severity = "warning"
             yield Diagnostic(
                 self.code,
@@ -318,6 +316,7 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
                 info["span"],
                 fix=self._fix(project, loader, name, entry, status),
                 severity=severity,
+                details=(("error", f"DataLoader raises {ERRORS[name]}"),),
             )
 
     @staticmethod

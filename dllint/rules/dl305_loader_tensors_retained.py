@@ -20,6 +20,7 @@ from dllint.facts.context import FUNC_TYPES
 from dllint.facts.loops import loop_source, unwrap_iter
 from dllint.model import Diagnostic, Edit, Fix
 from dllint.rules.base import Rule
+from dllint.textutil import clip
 
 # tensor methods whose result shares storage with the tensor (a view or the tensor itself)
 SHARING_METHODS = frozenset(
@@ -397,11 +398,14 @@ class LoaderTensorsRetained(Rule):
                         stored = f"`{sink['value']}` stored in `{sink['container']}`"
                     yield Diagnostic(
                         self.code,
-                        f"{stored} keeps a batch tensor from `{loop['iter']}` ({shown}) alive across iterations: "
-                        "each holds a shared-memory file descriptor -> \"Too many open files\"; "
-                        "store `.clone()`, `.item()` or `.tolist()` instead",
+                        f"{stored} keeps batch tensors from `{clip(loop['iter'], 20)}` alive",
                         facts.path,
                         sink["span"],
                         fix=fix,
                         severity=self.severity,
+                        details=(
+                            ("loader", shown),
+                            ("why", "each holds a shared-memory file descriptor -> \"Too many open files\"; "
+                             "store `.clone()`, `.item()` or `.tolist()` instead"),
+                        ),
                     )

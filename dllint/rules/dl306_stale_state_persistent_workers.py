@@ -218,12 +218,15 @@ class StaleStatePersistentWorkers(Rule):
                 ds = entry["ds_text"] or "the dataset"
                 yield Diagnostic(
                     self.code,
-                    f"`{m['text']}` changes `{ds}` after its DataLoader started persistent workers "
-                    f"(persistent_workers=True, line {entry['row']}): each worker keeps the copy it started with "
-                    "and never sees the change; pass it through the sampler or shared memory, or drop persistent_workers",
+                    f"`{m['text']}` changes `{ds}`; its persistent workers keep their old copy",
                     loader.file.path,
                     m["span"],
                     severity=self.severity,
+                    details=(
+                        ("loader", f"persistent_workers=True, line {entry['row']}"),
+                        ("why", "each worker keeps the copy it started with and never sees the change; pass it "
+                         "through the sampler or shared memory, or drop persistent_workers"),
+                    ),
                 )
 
     @staticmethod

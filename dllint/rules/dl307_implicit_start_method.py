@@ -105,9 +105,9 @@ class ImplicitStartMethod(Rule):
             verb = "starts" if loader.workers == "yes" else "may start"
             yield Diagnostic(
                 self.code,
-                f"DataLoader {verb} workers without `multiprocessing_context`: the targets give {given}; "
-                f"{what_differs(methods)}; pass `multiprocessing_context=` to choose",
+                f"DataLoader {verb} workers without `multiprocessing_context` ({'/'.join(sorted(methods))} on the targets)",
                 loader.file.path,
                 loader.call.func_span,
                 severity=self.severity,
+                details=(("start methods", given), ("why", f"{what_differs(methods)}; pass `multiprocessing_context=` to choose")),
             )

@@ -119,10 +119,13 @@ class WorkersOversubscribeCpus(Rule):
                 continue
             yield Diagnostic(
                 self.code,
-                f"num_workers={entry['text']} counts every CPU of the machine: it ignores the CPU set this "
-                "process may use and is multiplied by the ranks of a DDP job, so workers (each with its own "
-                "threads) oversubscribe the CPUs; use `len(os.sched_getaffinity(0))` divided by the local ranks, capped",
+                f"num_workers={entry['text']} counts every CPU of the machine, not this process's",
                 loader.file.path,
                 entry["span"],
                 severity=self.severity,
+                details=(
+                    ("why", "it ignores the CPU set this process may use and is multiplied by the ranks of a DDP "
+                     "job, so workers (each with its own threads) oversubscribe the CPUs; use "
+                     "`len(os.sched_getaffinity(0))` divided by the local ranks, capped"),
+                ),
             )
