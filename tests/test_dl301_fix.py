@@ -31,6 +31,11 @@ def run(work: Path, *args: str) -> tuple[int, str]:
     return run_dllint(work, ["check", "--target-version", "py311", *args])
 
 
+def before_spawn(finding: dict) -> str:
+    """What to change before spawn can be offered: in the finding's details (the message stays short)."""
+    return finding.get("details", {}).get("before spawn", "")
+
+
 def test_dataset_under_the_main_guard_gets_no_spawn_fix_and_no_new_finding(tmp_path):
     """The report's case: the old fix added multiprocessing_context="spawn" here, and the fixed
     script then failed in every worker (DL106: Can't get attribute 'Frames' on __mp_main__)."""
@@ -41,7 +46,10 @@ def test_dataset_under_the_main_guard_gets_no_spawn_fix_and_no_new_finding(tmp_p
     assert path.read_text() == before
     assert " DL106 " not in out
     (line,) = [x for x in out.splitlines() if " DL301 " in x]
-    assert "[*]" not in line and 'define `Frames` at the top level of no_fix_dataset_under_guard.py, not under `if __name__ == "__main__":`' in line
+    assert "[*]" not in line
+    code, out = run(work, "--select", "DL301", "--unsafe-fixes", "--output-format", "json")
+    (finding,) = json.loads(out)
+    assert 'define `Frames` at the top level of no_fix_dataset_under_guard.py, not under `if __name__ == "__main__":`' in before_spawn(finding)
 
 
 def test_script_without_guard_says_to_add_one(tmp_path):
@@ -49,8 +57,8 @@ def test_script_without_guard_says_to_add_one(tmp_path):
     code, out = run(work, "--select", "DL301", "--unsafe-fixes", "--output-format", "json")
     (finding,) = json.loads(out)
     assert finding["fix"] is None
-    assert finding["message"].endswith(
-        'before switching to spawn, add an `if __name__ == "__main__":` guard to no_fix_without_guard.py (spawn re-imports it in every worker)'
+    assert before_spawn(finding) == (
+        'add an `if __name__ == "__main__":` guard to no_fix_without_guard.py (spawn re-imports it in every worker)'
     )
 
 
@@ -60,7 +68,7 @@ def test_entry_script_importing_the_loader_module_needs_the_guard(tmp_path):
     work = copy_case(Case("projects/dl301_entry_without_guard", FIXTURES / "projects" / "dl301_entry_without_guard"), tmp_path)
     code, out = run(work, "--select", "DL301", "--unsafe-fixes", "--output-format", "json")
     (finding,) = json.loads(out)
-    assert finding["fix"] is None and "guard to train.py" in finding["message"]
+    assert finding["fix"] is None and "guard to train.py" in before_spawn(finding)
     # with the guard, the same loader gets the fix
     (work / "train.py").write_text('import data\n\nif __name__ == "__main__":\n    data.run()\n')
     code, out = run(work, "--select", "DL301", "--unsafe-fixes", "--output-format", "json")
@@ -89,7 +97,7 @@ def test_worker_code_spawn_cannot_import(tmp_path, loader, advice):
     (tmp_path / "m.py").write_text(source)
     code, out = run(tmp_path, "--select", "DL301", "--unsafe-fixes", "--output-format", "json")
     (finding,) = json.loads(out)
-    assert finding["fix"] is None and advice in finding["message"]
+    assert finding["fix"] is None and advice in before_spawn(finding)
 
 
 def notebook(cells: list[str]) -> str:
@@ -109,7 +117,7 @@ def test_dataset_defined_in_a_notebook_gets_no_spawn_fix(tmp_path):
     (tmp_path / "explore.ipynb").write_text(notebook([HAZARD, "loader = DataLoader(Frames(), num_workers=2)\n"]))
     code, out = run(tmp_path, "--select", "DL301", "--unsafe-fixes", "--output-format", "json")
     (finding,) = json.loads(out)
-    assert finding["fix"] is None and "move `Frames` from the notebook into a module" in finding["message"]
+    assert finding["fix"] is None and "move `Frames` from the notebook into a module" in before_spawn(finding)
     # imported from a module, the same loader in a notebook can use spawn (a notebook is not re-imported)
     (tmp_path / "frames.py").write_text(HAZARD)
     (tmp_path / "explore.ipynb").write_text(notebook(["from torch.utils.data import DataLoader\nfrom frames import Frames\n", "loader = DataLoader(Frames(), num_workers=2)\n"]))
@@ -145,6 +153,6 @@ def test_rule_docs_say_when_the_fix_is_offered():
         "the worker code is importable by name",
         "defined in a notebook, under the main guard or inside a function",
         "is not a lambda",
-        "Otherwise there is no fix and the message says what to change first",
+        "Otherwise there is no fix and the finding's details say what to change first",
     ):
         assert words in safety, words

@@ -135,13 +135,27 @@ def guard_keyword(src: CstSource, call_span: Span, name: str, nw: str) -> tuple[
     return None
 
 
-def remove_keyword(src: CstSource, call_span: Span, name: str) -> tuple[Edit, ...] | None:
-    """Edits dropping ``name=...`` (with one separating comma); None when a comment would go
-    with it."""
+def remove_keyword(src: CstSource, call_span: Span, name: str | tuple[str, ...]) -> tuple[Edit, ...] | None:
+    """Edits dropping ``name=...`` (or each of several names; with one separating comma each);
+    None when a comment would go with one."""
     import libcst as cst
 
     call = src.find(cst.Call, call_span)
-    arg = _keyword(call, name) if call is not None else None
+    if call is None:
+        return None
+    new = call
+    for one in (name,) if isinstance(name, str) else name:
+        new = _without(src, new, one)
+        if new is None:
+            return None
+    return src.replace(call, new)
+
+
+def _without(src: CstSource, call, name: str):
+    """``call`` without its keyword argument ``name``, or None."""
+    import libcst as cst
+
+    arg = _keyword(call, name)
     if arg is None or "#" in src.code(arg):
         return None
     args = list(call.args)
@@ -161,4 +175,4 @@ def remove_keyword(src: CstSource, call_span: Span, name: str) -> tuple[Edit, ..
                 return None
             args[i - 1] = prev.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=arg.whitespace_after_arg)
     del args[i]
-    return src.replace(call, call.with_changes(args=args))
+    return call.with_changes(args=args)

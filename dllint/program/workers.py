@@ -173,12 +173,20 @@ class Workers:
 
     def script_only(self, ref: ClassRef) -> bool:
         """A class defined in an entry script (it has ``if __name__ == "__main__":``) that no project
-        file imports and no loader uses: the script indexes it itself, so nothing hands it to
-        DataLoader workers (``tools/demo.py``-style classes)."""
+        file imports and no loader uses, and that the script itself builds: the script indexes it
+        in its own process, so nothing hands it to DataLoader workers (``tools/demo.py``-style
+        classes)."""
         facts = ref.file
-        if facts.main_guard is None or self.loaders_using(ref):
+        if facts.main_guard is None or self.loaders_using(ref) or self.importers(facts.path):
             return False
-        return not self.importers(facts.path)
+        # and the script builds it itself (a name rebound by an import builds another class)
+        flows = [facts.flow, *(fn.flow for fn in facts.functions.values())]
+        with self.quietly():
+            for flow in flows:
+                for kind, target, *_ in flow.calls if flow is not None else ():
+                    if kind == "ref" and getattr(self.resolve(target, facts.root), "key", None) == ref.key:
+                        return True
+        return False
 
     def dataset_use(self, ref: ClassRef) -> Use | None:
         """How a Dataset class runs in workers; None when every loader using it has no workers."""

@@ -77,7 +77,7 @@ class MissingMultiprocessingContext(Rule):
               `worker_init_fn` are not defined in a notebook, under the main guard or inside a
               function, and `collate_fn` / `worker_init_fn` is not a lambda.
 
-            Otherwise there is no fix and the message says what to change first (for example
+            Otherwise there is no fix and the finding's details say what to change first (`before spawn`, for example
             "add an `if __name__ == "__main__":` guard to train.py"). Entry scripts that dllint
             does not analyse (no data-loading word in them, not calling a function that starts
             workers) are not seen. Like every fix, it is re-linted before it is kept: it is

@@ -296,28 +296,55 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
             status, nw_desc = "maybe", f"num_workers=`{entry['nw_text']}` may be 0"
         else:
             return
-        for name, info in entry["keywords"].items():
-            value = call.args.get(name)
-            if value is None or not offending(name, value):
-                continue
-            shown = clip(info["value_text"], 20)
-            if status == "zero":
-                message = (
-                    f"`{name}={shown}` with {nw_desc}: DataLoader raises ValueError"
-                )
-                severity = "error"
-            else:
-                message = f"`{name}={shown}` is passed always, but {nw_desc}"
-                severity = "warning"
-            yield Diagnostic(
-                self.code,
-                message,
-                loader.file.path,
-                info["span"],
-                fix=self._fix(project, loader, name, entry, status),
-                severity=severity,
-                details=(("error", f"DataLoader raises {ERRORS[name]}"),),
-            )
+        names = [
+            name for name in entry["keywords"]
+            if call.args.get(name) is not None and offending(name, call.args[name])
+        ]
+        if not names:
+            return
+        # one finding per DataLoader call (one hazard: the call raises), at the `DataLoader(` callee
+        first = names[0]
+        shown = clip(entry["keywords"][first]["value_text"], 20)
+        more = f" (+{len(names) - 1} more)" if len(names) > 1 else ""
+        if status == "zero":
+            message = f"`{first}={shown}`{more} with {nw_desc}: DataLoader raises ValueError"
+            severity = "error"
+        else:
+            message = f"`{first}={shown}`{more} is passed always, but {nw_desc}"
+            severity = "warning"
+        yield Diagnostic(
+            self.code,
+            message,
+            loader.file.path,
+            call.func_span,
+            fix=self._fixes(project, loader, names, entry, status),
+            severity=severity,
+            details=(
+                ("options", tuple(f"{n}={entry['keywords'][n]['value_text']}" for n in names)),
+                ("error", tuple(f"DataLoader raises {ERRORS[n]}" for n in names)),
+            ),
+        )
+
+    def _fixes(self, project, loader, names, entry, status) -> Fix | None:
+        """One fix for every offending option of the call: all of them, or none."""
+        if len(names) > 1 and (entry["nw_text"] is None or entry["nw_literal"]) and status == "zero" and not entry.get("expects"):
+            from dllint.fixes.cst import statement_source
+            from dllint.fixes.keywords import remove_keyword
+
+            edits = remove_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, tuple(names))
+            listed = ", ".join(f"`{n}`" for n in names)
+            return Fix("safe", f"Remove {listed} (num_workers is 0)", edits) if edits else None
+        fixes = [self._fix(project, loader, name, entry, status) for name in names]
+        if any(f is None for f in fixes):
+            return None
+        if len(fixes) == 1:
+            return fixes[0]
+        edits = sorted((e for f in fixes for e in f.edits), key=lambda e: (e.span.row, e.span.col))
+        for a, b in zip(edits, edits[1:]):
+            if (b.span.row, b.span.col) < (a.span.end_row, a.span.end_col):
+                return None  # overlapping edits (adjacent keywords removed): no combined fix
+        message = "; ".join(f.message for f in fixes)
+        return Fix("safe", message, tuple(edits))
 
     @staticmethod
     def _fix(project, loader, name, entry, status) -> Fix | None:
