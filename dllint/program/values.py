@@ -672,6 +672,13 @@ class Values:
             part = base.attr(index[1])
             if part is not None:
                 return part
+        if (
+            index[0] == "k" and isinstance(index[1], str) and "dict" in base.kinds and base.kinds <= {"dict", "none", "unknown"}
+            and base.size in (BOUNDED, EMPTY) and base.elem is not None and grows(base.elem)
+        ):
+            # one named field of a record whose fields we cannot tell apart (a config dict passed
+            # around): its size is one field's, unknown, not the largest of its siblings
+            return replace(base.elem, size=UNKNOWN_SIZE, why=())
         if index[0] == "sl":
             if base.has(*CONTAINERS, "ndarray", "ndarray-obj", "tensor", "str", "dataframe", "series"):
                 return base
@@ -1344,6 +1351,8 @@ class Values:
                 return current  # x[i] = v on a list keeps its length
             size = loop_size if loops else BOUNDED
             why = loop_why if loops else ()
+            if isinstance(ir, tuple) and ir[0] == "kv" and isinstance(ir[1], tuple) and ir[1][:1] == ("k",):
+                size, why = BOUNDED, ()  # `d["name"] = v` in a loop: one key, however often it is set
             if size in (DATA, LOAD) and _is_dedup_key(k):
                 size, why = DEDUP, ()
             return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
