@@ -158,9 +158,17 @@ def extract_starts(ctx) -> dict | None:
                     continue
                 callee = ctx.call_name(node)
                 if callee and not callee.startswith("builtins."):
-                    module_sites.append(
-                        {"kind": "call", "callee": callee, "span": ctx.span(node), "text": ctx.segment(node.func, 60), "args": _call_args(ctx, node)}
-                    )
+                    site = {"kind": "call", "callee": callee, "span": ctx.span(node), "text": ctx.segment(node.func, 60), "args": _call_args(ctx, node)}
+                    parent = ctx.parent(node)
+                    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                        site["target"] = parent.targets[0].id  # ``trainer = Trainer(model, loader)``
+                    func = node.func
+                    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                        # ``trainer.fit(...)``: a method of an object a module-level name holds
+                        receiver = loop_source(ctx, func.value)
+                        if receiver is not None:
+                            site["receiver"], site["method"] = receiver, func.attr
+                    module_sites.append(site)
         top_span = ctx.span(top)
         line = ctx.lines[top_span.row - 1] if top_span.row <= len(ctx.lines) else ""
         for site in module_sites[first:]:
