@@ -4,6 +4,7 @@ asked of the program model's values (dllint/program/values.py)."""
 from __future__ import annotations
 
 import ast
+import functools
 
 from dllint.model import Diagnostic, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
@@ -254,13 +255,22 @@ class UnpicklableWorkerState(Rule):
 
     def check(self, project):
         model = project.index
-        reported: set = set()
+        # one finding per hazard per line, with the start methods of every loader that meets it
+        pending: dict = {}
 
         def emit(path, span, subject, methods, error, fix=None):
-            key = (path, span.row, error)  # one finding per hazard per line
-            if key in reported:
-                return None
-            reported.add(key)
+            key = (path, span.row, error)
+            entry = pending.get(key)
+            if entry is None:
+                pending[key] = [path, span, subject, set(methods), error, fix]
+            else:
+                entry[3] |= set(methods)
+                entry[5] = entry[5] or fix
+            return None
+
+        yield from self._collect(project, model, emit)
+        for path, span, subject, methods, error, fix in pending.values():
+            fix = fix() if callable(fix) else fix
             spawn = sorted(m for m in methods if m in ("spawn", "forkserver"))
             if spawn:
                 tail = f"{'/'.join(spawn)} workers fail: `{error}`"
@@ -268,8 +278,10 @@ class UnpicklableWorkerState(Rule):
             else:
                 tail = f"breaks under spawn/forkserver (Python >= 3.14, macOS, Windows): `{error}`"
                 severity = "warning"
-            return Diagnostic(self.code, f"{subject}; {tail}", path, span, fix=fix, severity=severity)
+            yield Diagnostic(self.code, f"{subject}; {tail}", path, span, fix=fix, severity=severity)
 
+    def _collect(self, project, model, emit):
+        """Hands every hazard to ``emit`` (a generator only for ``yield from``: it yields nothing)."""
         # 1. dataset state
         for ref in model.dataset_classes():
             if model.proven_without_workers(ref):
@@ -329,7 +341,7 @@ class UnpicklableWorkerState(Rule):
                         error = LAMBDA_ERROR
                     plan = (project.payload(self.code, loader.file.path) or {}).get((span.row, span.col))
                     if plan:
-                        fix = self._partial_fix(project, loader.file.path, *plan)
+                        fix = functools.partial(self._partial_fix, project, loader.file.path, *plan)  # built once, at the end
                 d = emit(loader.file.path, span, f"`{arg}` is {what}", loader.start_methods, error, fix)
                 if d:
                     yield d
