@@ -12,7 +12,7 @@ import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
-from dllint.facts.starts import argparse_workers, extract_starts
+from dllint.facts.starts import argparse_worker_options, argparse_workers, extract_starts
 from dllint.facts.uses import attribute_uses
 from dllint.model import (
     CallRef,
@@ -163,6 +163,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     workers = argparse_workers(ctx)
     if workers:
         facts.signals["argparse_workers"] = workers
+    options = argparse_worker_options(ctx)
+    if options:
+        facts.signals["argparse_worker_options"] = options
     uses = attribute_uses(ctx)
     if uses:
         facts.signals["attr_uses"] = uses

@@ -8,7 +8,8 @@ through to torch's checks. DL303 and DL305 ask these questions.
 from __future__ import annotations
 
 from dllint.names import DATALOADER, canonical
-from dllint.program.refs import ClassRef, FuncRef
+from dllint.model import LoaderCall, Value
+from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import Env
 from dllint.facts.starts import LIGHTNING_HOOKS, MAX_CALL_DEPTH
 
@@ -140,11 +141,26 @@ class Starts:
         if kind != "name" or scope != facts.module:
             return []
         out = self._factory_source(facts, receiver)
+        options = facts.signals.get("argparse_worker_options") or {}
         for site in (facts.signals.get("starts") or {}).get("module", ()):
             if site["kind"] == "call" and site.get("target") == name:
                 for _pos, source in site["args"]:
-                    out.extend(self.source_loaders(facts, tuple(source)))
+                    source = tuple(source)
+                    out.extend(self.source_loaders(facts, source))
+                    if source[0] == "name" and source[1] == facts.module and source[2] in options:
+                        # ``exp = Exp(args)`` where the script's ``--num_workers`` defaults to N > 0
+                        out.append(self._namespace_loader(facts, site, source[2], *options[source[2]]))
         return out
+
+    def _namespace_loader(self, facts, site, namespace: str, option: str, default: int) -> Loader:
+        """The loader an object built from a script's argparse namespace makes, as far as the
+        script says: ``--<option>`` workers, ``default`` by default."""
+        text = f"{namespace}.{option}, {default} by default"
+        call = LoaderCall(
+            callee=site["callee"], span=site["span"], func_span=site["span"], scope=facts.module,
+            args={"num_workers": Value("const", text, site["span"], const=default)}, module_level=True, target=site.get("target"),
+        )
+        return Loader(facts, call, "yes", None, self.global_start_methods(facts))
 
     def factory_loaders(self, facts) -> list:
         """What calls of code we cannot see into build when given ``num_workers`` (a loader

@@ -50,8 +50,10 @@ class MissingMainGuard(Rule):
             log or wrap it, such as `loaders.append(loader)`, `accelerator.prepare(...)`,
             `tqdm(loader)`), iterating what such a function returns when it was given
             `num_workers` > 0 (`get_loader(..., num_workers=4)`), and a training method
-            (`train`, `fit`, `evaluate`, ...) of an object built with `num_workers` > 0 or with
-            such a loader. One finding per top-level statement, at its first line.
+            (`train`, `fit`, `evaluate`, ...) of an object built with `num_workers` > 0, with
+            such a loader, or with the script's argparse namespace whose worker option
+            (`--num_workers`, `--workers`) defaults to more than 0 (`Experiment(args).train()`).
+            One finding per top-level statement, at its first line.
             In a script, `num_workers=args.workers` counts with the `argparse` default.
 
             Error when the loader can start with spawn or forkserver (an explicit
