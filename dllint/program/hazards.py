@@ -99,25 +99,35 @@ class Hazards:
             out.extend(self._kept(v, arg, where))
         return out
 
-    def _kept(self, v: Val, ir, env) -> list[Val]:
+    def _kept(self, v: Val, ir, env, depth: int = 0) -> list[Val]:
         if v.has("instance"):
             return []
         if v.has("pipeline"):
             return list(v.items or ())
         if v.has("holder"):
             return [v]
-        if not v.has("unknown"):
+        if not v.has("unknown", "ext", "iterator", "tuple") or depth > 3:
             return []
         if ir[0] == "n" and env.flow is not None:
             values = env.flow.locals.get(ir[1], ())
-            ir = values[0] if len(values) == 1 else None
-        if ir is None or ir[0] != "c" or ir[1][0] in ("g", "s"):
-            return []  # a named callee: the value model already followed it
+            return self._kept(v, values[0], env, depth + 1) if len(values) == 1 else []
+        if ir[0] in ("e", "i"):  # an item of what a call returns: ``for train, val in kfold.split(ds)``
+            return self._kept(self.value(ir[1], env), ir[1], env, depth + 1)
+        if ir[0] != "c":
+            return []
+        dynamic = ir[1][0] not in ("g", "s", "a")
         for arg in (*ir[2], *(a for _, a in ir[3])):
-            part = self.value(arg[1] if arg[0] == "*" else arg, env)
-            for p in (part, part.elem) if part.elem is not None else (part,):
-                if p.has("lambda", "localfn", "localcls"):
-                    return [replace(p, kinds=p.kinds | {"holder"})]
+            arg = arg[1] if arg[0] == "*" else arg
+            part = self.value(arg, env)
+            if dynamic:  # a class chosen at run time keeps what it is given
+                for p in (part, part.elem) if part.elem is not None else (part,):
+                    if p.has("lambda", "localfn", "localcls"):
+                        return [replace(p, kinds=p.kinds | {"holder"})]
+            # a call we cannot follow given a dataset that keeps one (``random_split(ds, ...)``,
+            # a k-fold splitter): what it returns holds that dataset
+            found = self._kept(part, arg, env, depth + 1)
+            if found:
+                return found
         return []
 
     def passed_arguments(self, fnref: FuncRef, name: str) -> list:
