@@ -131,13 +131,20 @@ class UnpicklableWorkerState(Rule):
             Flags what a DataLoader must pickle into each worker under spawn/forkserver and
             cannot: a Dataset attribute set before the workers start (in `__init__` or a helper
             it calls, base classes included) holding a lambda, a function or class defined inside
-            a function, a generator, an open handle (`open`, `h5py.File`, `lmdb.open`,
-            `sqlite3.connect`, ...), a thread lock or queue, a socket, `cv2.VideoCapture`, a
-            `torch.Generator`; a lambda passed to the dataset's constructor and stored on it; a
-            Dataset class defined inside a function; a lambda or locally defined function passed
-            as `collate_fn=` / `worker_init_fn=`. An error when the loader's start method resolves
-            to spawn or forkserver, a warning when it is fork (it breaks on Python >= 3.14 Linux,
-            macOS and Windows). Stays silent when the class defines `__getstate__`/`__reduce__`,
+            a function, a generator (`Path.iterdir()`, `(x for x in ...)`), an `os.scandir` /
+            `glob.iglob` / `csv.reader` iterator, an open handle (`open`, `h5py.File` and its
+            datasets, `lmdb.open`, `sqlite3.connect`, ...), a thread lock or queue, a socket,
+            `cv2.VideoCapture`, a `torch.Generator`; a lambda passed to the dataset's constructor
+            and stored on it; a Dataset class defined inside a function; a lambda or local
+            function kept by a library dataset (a transform pipeline, however long, ending in
+            `Lambda(lambda ...)`; each stage of a webdataset pipeline; a dataset class chosen at
+            run time; subsets and folds of such a dataset); a lambda or locally defined function
+            passed as `collate_fn=` / `worker_init_fn=` (also through a `**kwargs` dict, or by a
+            DataLoader subclass's `super().__init__`), at every definition when a local function
+            is defined on several branches. `self.x = f(self.x)` reads the value `self.x` has at
+            that point, not the values it held before. One finding per hazard per line: an error
+            when a loader that meets it resolves to spawn or forkserver, a warning when they all
+            fork (it breaks on Python >= 3.14 Linux, macOS and Windows). Stays silent when the class defines `__getstate__`/`__reduce__`,
             for attributes assigned in worker code (after unpickling), when every loader using
             the class is proven to run without workers, and when every loader passes an explicit
             `multiprocessing_context="fork"` (nothing is pickled, on any Python).
