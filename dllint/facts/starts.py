@@ -234,7 +234,7 @@ def _option_dest(call: ast.Call) -> str | None:
 def _is_worker_option(dest: str) -> bool:
     """An option that sets a DataLoader's worker count (``--num_workers``, ``--workers``, ``-j``
     spelled ``--data-workers``)."""
-    return dest.endswith("workers") or dest.endswith("num_worker")
+    return dest.endswith(("workers", "num_worker"))
 
 
 def argparse_worker_options(ctx) -> dict:

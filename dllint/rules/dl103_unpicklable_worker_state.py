@@ -273,7 +273,6 @@ class UnpicklableWorkerState(Rule):
             else:
                 entry[3] |= set(methods)
                 entry[5] = entry[5] or fix
-            return None
 
         yield from self._collect(project, model, emit)
         for path, span, subject, methods, error, fix in pending.values():
