@@ -34,7 +34,7 @@ class MissingMainGuard(Rule):
     name = "missing-main-guard"
     severity = "error"
     fix = "none"
-    triggers = ()
+    triggers = (b"workers",)  # a factory or trainer given num_workers=, a script declaring --num_workers
     summary = "Workers started at module level without `if __name__ == \"__main__\":`: spawn/forkserver workers re-run it and crash."
     docs = {
         "What it does": """
