@@ -289,6 +289,11 @@ def dl103_positive_py314(v: Variant) -> Observations:
     return run_all({"main()": mod.main, "fork_loader": lambda: mod.fork_loader, "partial_loader": lambda: mod.partial_loader})
 
 
+def dl103_positive_loader_subclass(v: Variant) -> Observations:
+    mod = v.load()
+    return run_all({f"loaders()[{i}]": (lambda i=i: mod.loaders()[i]) for i in range(3)})
+
+
 def dl104_positive(v: Variant) -> Observations:
     mod = v.load()
     data = v.tmp / "dl104-data"
@@ -374,6 +379,7 @@ def project_make_loader(module: str) -> Driver:
 DRIVERS: dict[str, Driver] = {
     "dl103/positive": dl103_positive,
     "dl103/positive_py314": dl103_positive_py314,
+    "dl103/positive_loader_subclass": dl103_positive_loader_subclass,
     "dl104/positive": dl104_positive,
     "dl204/positive": dl204_positive,
     "dl204/positive_collate_alias": dl204_positive_collate_alias,
@@ -388,6 +394,7 @@ DRIVERS: dict[str, Driver] = {
 # project cases with fixes of these rules that cannot be driven here, and why
 NOT_DRIVEN = {
     "projects/dl1_worker_state_cross_file": "needs h5py, and DL101/DL105 fixes are others' (DL101 is tested elsewhere)",
+    "projects/dl1_dl3_spawn_cross_file": "needs torchvision; its one fix (a DataLoader subclass's lambda collate_fn) is driven in dl103/positive_loader_subclass",
     "projects/dl2_cross_file": "needs CUDA (the dataset moves tensors to the GPU)",
     "projects/dl2_pyg_get": "needs torch_geometric",
     "projects/dl3_context_requires_python": "needs CUDA",

@@ -12,7 +12,7 @@ import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
-from dllint.facts.starts import argparse_workers, extract_starts
+from dllint.facts.starts import argparse_worker_options, argparse_workers, extract_starts
 from dllint.facts.uses import attribute_uses
 from dllint.model import (
     CallRef,
@@ -164,6 +164,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     workers = argparse_workers(ctx)
     if workers:
         facts.signals["argparse_workers"] = workers
+    options = argparse_worker_options(ctx)
+    if options:
+        facts.signals["argparse_worker_options"] = options
     uses = attribute_uses(ctx)
     if uses:
         facts.signals["attr_uses"] = uses
@@ -177,6 +180,12 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
         if isinstance(node, ast.If) and is_main_guard_test(node.test):
             facts.main_guard = facts.main_guard or ctx.span(node)
     for node in ctx.nodes(ast.Call):
+        base = _base_init(ctx, node)
+        if base is not None:
+            # ``super().__init__(dataset, collate_fn=...)`` in a DataLoader subclass: what every
+            # instance is built with (the index decides whether the base is a DataLoader)
+            loaders.append(_loader_call(ctx, node, base[0], skip=base[1]))
+            continue
         callee = ctx.call_name(node)
         if callee is None:
             callee = _class_alias(ctx, node.func)
@@ -198,6 +207,34 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             loaders.append(_loader_call(ctx, node, callee))
     facts.loaders = tuple(loaders)
     facts.start_methods = tuple(start_methods)
+
+
+def _base_init(ctx: FileContext, call: ast.Call) -> tuple[str, int] | None:
+    """(base class, arguments before the DataLoader's own) for a base class's constructor called
+    in a class's ``__init__`` with a DataLoader argument (``collate_fn=``, ``num_workers=``, ...):
+    ``super().__init__(...)``, ``super(C, self).__init__(...)`` (the first base that is a known
+    DataLoader class, else the first base), ``Base.__init__(self, ...)``."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "__init__"):
+        return None
+    if not ({kw.arg for kw in call.keywords} & LOADER_ONLY_KEYWORDS or len(call.args) > 5):
+        return None
+    fn = ctx.enclosing_function(call)
+    if fn is None or fn.cls is None or fn.node.name != "__init__":
+        return None
+    recv = func.value
+    if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+        bases = [ctx.qualname(b) for b in fn.cls.node.bases]
+        bases = [b for b in bases if b]
+        if not bases:
+            return None
+        return next((b for b in bases if b in DATALOADER_CLASSES), bases[0]), 0
+    if isinstance(recv, (ast.Name, ast.Attribute)):
+        qual = ctx.qualname(recv)
+        bases = {ctx.qualname(b) for b in fn.cls.node.bases}
+        if qual and qual in bases:
+            return qual, 1
+    return None
 
 
 def _class_alias(ctx: FileContext, func: ast.AST) -> str | None:
@@ -307,14 +344,14 @@ def _start_method(ctx: FileContext, call: ast.Call) -> StartMethodCall:
     )
 
 
-def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
+def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -> LoaderCall:
     args: dict[str, Value] = {}
     fn_info = ctx.enclosing_function(call)
     builder = FlowBuilder(ctx, fn_info)
     args_ir: dict = {}
     unresolved = False
     positional = 0
-    for i, arg in enumerate(call.args):
+    for i, arg in enumerate(call.args[skip:]):
         if isinstance(arg, ast.Starred):
             unresolved = True
             break
@@ -327,6 +364,14 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str) -> LoaderCall:
             args[kw.arg] = ctx.value(kw.value)
             args_ir[kw.arg] = builder.expr(kw.value)
             continue
+        # what the dict holds under a literal key is among what it may pass:
+        # ``kw["worker_init_fn"] = lambda i: ...; DataLoader(**kw)``
+        stored: dict = {}
+        for key, node in _stored_items(ctx, kw.value):
+            stored.setdefault(key, []).append(builder.expr(node))
+        for key, irs in stored.items():
+            if key not in args_ir:
+                args_ir[key] = irs[0] if len(irs) == 1 else ("u", tuple(irs))
         resolved = _resolve_kwargs(ctx, kw.value)
         if resolved is None:
             unresolved = True
@@ -420,6 +465,39 @@ def _resolve_kwargs(ctx: FileContext, node: ast.AST, depth: int = 0) -> dict[str
             else:
                 return None
     return items
+
+
+def _stored_items(ctx: FileContext, node: ast.AST) -> list:
+    """``(key, value node)`` of the ``name["key"] = value`` stores into a dict variable, in its
+    scope, for the DataLoader parameters whose values a rule asks about (a callable, the dataset)."""
+    if isinstance(node, ast.Dict):
+        return [(k.value, v) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value in STORED_LOADER_ARGS]
+    if not isinstance(node, ast.Name):
+        return []
+    scope = ctx.scope_of(node)
+    fn_node = scope.node
+    body = ctx.walk_function(fn_node) if isinstance(fn_node, FUNC_TYPES) else ast.walk(fn_node)
+    out = []
+    binding = ctx.lookup(node.id, scope)
+    if binding is not None and binding.kind == "local":
+        for value in binding.values:
+            if isinstance(value, ast.Dict):
+                out.extend(_stored_items(ctx, value))
+    for sub in body:
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
+            t = sub.targets[0]
+            if (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == node.id
+                and ctx.scope_of(t.value) is scope
+                and ctx.const(t.slice, None) in STORED_LOADER_ARGS
+            ):
+                out.append((ctx.const(t.slice, None), sub.value))
+    return out
+
+
+STORED_LOADER_ARGS = frozenset({"collate_fn", "worker_init_fn", "dataset"})
 
 
 def _dict_items(ctx: FileContext, node: ast.Dict) -> dict[str, Value] | None:

@@ -463,7 +463,11 @@ class FlowBuilder:
             kind = "list" if t is ast.List else "tuple" if t is ast.Tuple else "set"
             elts = [("*", self.expr(e.value, d)) if isinstance(e, ast.Starred) else self.expr(e, d) for e in node.elts[:MAX_ELTS]]
             if len(node.elts) > MAX_ELTS:
-                elts.append(("more", len(node.elts) - MAX_ELTS))
+                # past the bound, the elements holding a lambda are still kept (a transform list
+                # ending in ``Lambda(lambda x: ...)`` cannot be pickled; its other steps can)
+                held = [e for e in node.elts[MAX_ELTS:] if kind != "tuple" and not isinstance(e, ast.Starred) and _has_lambda(e)][:MAX_ELTS]
+                elts.extend(self.expr(e, d) for e in held)
+                elts.append(("more", len(node.elts) - MAX_ELTS - len(held)))
             return ("L", kind, tuple(elts), node.lineno)
         if t is ast.Dict:
             # a dict with literal keys is a record (a config): every key is kept, up to a bound
@@ -659,3 +663,7 @@ def file_signals(ctx) -> dict:
     ):
         out["cv2_threads_off"] = True
     return out
+
+
+def _has_lambda(node) -> bool:
+    return any(isinstance(n, ast.Lambda) for n in ast.walk(node))

@@ -158,9 +158,17 @@ def extract_starts(ctx) -> dict | None:
                     continue
                 callee = ctx.call_name(node)
                 if callee and not callee.startswith("builtins."):
-                    module_sites.append(
-                        {"kind": "call", "callee": callee, "span": ctx.span(node), "text": ctx.segment(node.func, 60), "args": _call_args(ctx, node)}
-                    )
+                    site = {"kind": "call", "callee": callee, "span": ctx.span(node), "text": ctx.segment(node.func, 60), "args": _call_args(ctx, node)}
+                    parent = ctx.parent(node)
+                    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                        site["target"] = parent.targets[0].id  # ``trainer = Trainer(model, loader)``
+                    func = node.func
+                    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                        # ``trainer.fit(...)``: a method of an object a module-level name holds
+                        receiver = loop_source(ctx, func.value)
+                        if receiver is not None:
+                            site["receiver"], site["method"] = receiver, func.attr
+                    module_sites.append(site)
         top_span = ctx.span(top)
         line = ctx.lines[top_span.row - 1] if top_span.row <= len(ctx.lines) else ""
         for site in module_sites[first:]:
@@ -223,10 +231,55 @@ def _option_dest(call: ast.Call) -> str | None:
     return None
 
 
-def argparse_workers(ctx) -> dict:
-    """Loader calls whose num_workers is a module-level ``args.x`` (or ``int(args.x)``) where
-    ``args = parser.parse_args()`` and the option's default is an int: call position -> (default, text).
-    """
+def _is_worker_option(dest: str) -> bool:
+    """An option that sets a DataLoader's worker count (``--num_workers``, ``--workers``, ``-j``
+    spelled ``--data-workers``)."""
+    return dest.endswith(("workers", "num_worker"))
+
+
+def argparse_worker_options(ctx) -> dict:
+    """Module-level argparse namespaces with a worker-count option whose default is an int > 0:
+    name -> (option, default). A script that declares one and hands the namespace to code that
+    trains starts that many workers by default."""
+    namespaces, defaults = _argparse(ctx)
+    found = {k: v for k, v in defaults.items() if _is_worker_option(k) and isinstance(v, int) and not isinstance(v, bool) and v > 0}
+    if not found:
+        return {}
+    parsers: dict[int, tuple[str, int]] = {}  # id of the ArgumentParser(...) call -> its worker option
+    for node in ctx.nodes(ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            dest = _option_dest(node)
+            root = _parser_root(ctx, node.func.value)
+            if dest in found and root is not None:
+                parsers.setdefault(id(root), (dest, found[dest]))
+    out = {}
+    for name, parsed in namespaces.items():
+        root = _parser_root(ctx, parsed.func.value)
+        if root is not None and id(root) in parsers:
+            out[name] = parsers[id(root)]
+    return out
+
+
+def _parser_root(ctx, node, depth: int = 0):
+    """The ``argparse.ArgumentParser(...)`` call a parser (or one of its groups) comes from."""
+    if depth > 3:
+        return None
+    if isinstance(node, ast.Call):
+        if ctx.call_name(node) in PARSERS:
+            return node
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in GROUP_METHODS:
+            return _parser_root(ctx, func.value, depth + 1)
+        return None
+    if isinstance(node, ast.Name):
+        binding = ctx.lookup(node.id, ctx.scope_of(node))
+        if binding is not None and binding.kind == "local" and len(binding.values) == 1 and binding.values[0] is not None:
+            return _parser_root(ctx, binding.values[0], depth + 1)
+    return None
+
+
+def _argparse(ctx):
+    """(module-level namespace names -> their ``parse_args()`` call, option -> int default)."""
     namespaces: dict[str, ast.AST] = {}  # module-level name -> the parser it was parsed from
     for name, binding in ctx.module_scope.bindings.items():
         if binding.kind != "local" or len(binding.values) != 1:
@@ -240,7 +293,7 @@ def argparse_workers(ctx) -> dict:
         ):
             namespaces[name] = value
     if not namespaces:
-        return {}
+        return {}, {}
     defaults: dict[str, object] = {}
     for node in ctx.nodes(ast.Call):
         if (
@@ -255,6 +308,16 @@ def argparse_workers(ctx) -> dict:
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
             value = default.value if isinstance(default, ast.Constant) else None
             defaults[dest] = value if dest not in defaults else None  # declared twice: unknown
+    return namespaces, defaults
+
+
+def argparse_workers(ctx) -> dict:
+    """Loader calls whose num_workers is a module-level ``args.x`` (or ``int(args.x)``) where
+    ``args = parser.parse_args()`` and the option's default is an int: call position -> (default, text).
+    """
+    namespaces, defaults = _argparse(ctx)
+    if not namespaces:
+        return {}
     out = {}
     for node in ctx.nodes(ast.Call):
         nw = next((k.value for k in node.keywords if k.arg == "num_workers"), None)

@@ -7,7 +7,7 @@ value model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dllint.model import Span
 from dllint.program.refs import ClassRef, FuncRef
@@ -77,6 +77,72 @@ class Hazards:
         if ir is None:
             return None
         return self.value(ir, self.scope_env(loader.file, loader.call.scope))
+
+    def dataset_keeps(self, loader) -> list[Val]:
+        """The lambdas, local functions and local classes the loader's dataset keeps when it is
+        not an instance of a project class (whose state DL103 reads attribute by attribute): a
+        library Dataset built with one (``ImageFolder(root, transform=Compose([Lambda(lambda x:
+        ...)]))``), each stage of a webdataset pipeline (``wds.WebDataset(urls).map(fn)``), or a
+        dataset built by a call we cannot follow (a class chosen at run time,
+        ``datasets.__dict__[name](root, transform=t)``), which keeps what it is given. A dataset
+        that is a parameter is read at each call site on its own."""
+        ir = loader.call.args_ir.get("dataset")
+        if ir is None:
+            return []
+        env = self.scope_env(loader.file, loader.call.scope)
+        if ir[0] == "p" and env.fn is not None:
+            alternatives = [(self.value(a, e), a, e) for a, e in self.passed_arguments(env.fn, ir[1])]
+        else:
+            alternatives = [(self.value(ir, env), ir, env)]
+        out: list[Val] = []
+        for v, arg, where in alternatives:
+            out.extend(self._kept(v, arg, where))
+        return out
+
+    def _kept(self, v: Val, ir, env, depth: int = 0) -> list[Val]:
+        if v.has("instance"):
+            return []
+        if v.has("pipeline"):
+            return list(v.items or ())
+        if v.has("holder"):
+            return [v]
+        if not v.has("unknown", "ext", "iterator", "tuple") or depth > 3:
+            return []
+        if ir[0] == "n" and env.flow is not None:
+            values = env.flow.locals.get(ir[1], ())
+            return self._kept(v, values[0], env, depth + 1) if len(values) == 1 else []
+        if ir[0] in ("e", "i"):  # an item of what a call returns: ``for train, val in kfold.split(ds)``
+            return self._kept(self.value(ir[1], env), ir[1], env, depth + 1)
+        if ir[0] != "c":
+            return []
+        dynamic = ir[1][0] not in ("g", "s", "a")
+        for arg in (*ir[2], *(a for _, a in ir[3])):
+            arg = arg[1] if arg[0] == "*" else arg
+            part = self.value(arg, env)
+            if dynamic:  # a class chosen at run time keeps what it is given
+                for p in (part, part.elem) if part.elem is not None else (part,):
+                    if p.has("lambda", "localfn", "localcls"):
+                        return [replace(p, kinds=p.kinds | {"holder"})]
+            # a call we cannot follow given a dataset that keeps one (``random_split(ds, ...)``,
+            # a k-fold splitter): what it returns holds that dataset
+            found = self._kept(part, arg, env, depth + 1)
+            if found:
+                return found
+        return []
+
+    def passed_arguments(self, fnref: FuncRef, name: str) -> list:
+        """[(argument IR, caller Env)]: what each project call site passes as parameter
+        ``name`` (the value model joins them; a rule sometimes needs them one by one)."""
+        from dllint.program.values import _MISSING, _bind_arg
+
+        out = []
+        params = list(fnref.fn.params)
+        for env, args, kwargs, _row, skip_self in self.call_sites(fnref):
+            plist = params[1:] if skip_self and params else params
+            found = _bind_arg(plist, name, args, kwargs)
+            if found is not _MISSING and found is not None:
+                out.append((found, env))
+        return out
 
     def _device_kind(self, ir, env) -> str | None:
         return device_of(self.value(ir, env))

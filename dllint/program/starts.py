@@ -8,8 +8,23 @@ through to torch's checks. DL303 and DL305 ask these questions.
 from __future__ import annotations
 
 from dllint.names import DATALOADER, canonical
-from dllint.program.refs import FuncRef
+from dllint.model import LoaderCall, Value
+from dllint.program.refs import ClassRef, FuncRef, Loader
+from dllint.program.values import Env
 from dllint.facts.starts import LIGHTNING_HOOKS, MAX_CALL_DEPTH
+
+
+# methods that run an object's training or evaluation loop (over the loaders it was built with)
+RUN_METHODS = frozenset({"train", "fit", "run", "validate", "evaluate", "test", "predict", "train_model", "fit_model"})
+# calls handed a loader that keep, log or wrap it without iterating it
+NON_ITERATING = frozenset(
+    {
+        "append", "extend", "insert", "add", "update", "setdefault", "put", "put_nowait", "info", "debug",
+        "warning", "warn", "error", "log", "print", "pprint", "prepare", "prepare_data_loader",
+        "setup_dataloaders", "wrap", "watch", "register", "deepcopy", "copy", "save", "dump", "tqdm", "track",
+    }
+)
+NON_ITERATING_CALLS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "rich.progress.track"})
 
 
 class Starts:
@@ -70,15 +85,111 @@ class Starts:
         if site["kind"] == "direct":
             return [ld for ld in self.loaders_in_file(facts) if (ld.call.span.row, ld.call.span.col) == tuple(site["call"]) and self._yes(ld)]
         if site["kind"] == "iter":
-            return self.source_loaders(facts, tuple(site["source"]))
+            source = tuple(site["source"])
+            return self.source_loaders(facts, source) or self._factory_source(facts, source)
         if site["kind"] == "trainer":
             return self._trainer_loaders(facts, site)
         found = self.resolve(site["callee"], facts.root)
-        if not isinstance(found, FuncRef):
+        if isinstance(found, ClassRef):
             return []
-        out = list(self.function_loaders(found, 0, frozenset()))
-        out.extend(self._passed_loaders(facts, found, site["args"]))
+        if not isinstance(found, FuncRef) and site.get("receiver"):
+            found = self._receiver_method(facts, tuple(site["receiver"]), site["method"]) or found
+        if isinstance(found, FuncRef):
+            out = list(self.function_loaders(found, 0, frozenset()))
+            out.extend(self._passed_loaders(facts, found, site["args"]))
+            return out
+        return self._opaque_call_loaders(facts, site)
+
+    # ------------------------------------------------------------------ code we cannot see into
+
+    def _opaque_call_loaders(self, facts, site) -> list:
+        """A module-level call of a function we cannot see into (a library's, a project module
+        that is not analysed): handed a loader with workers, it runs it (``train_one_epoch(model,
+        loader)``, ``trainer.fit(loader)``), unless it only stores, logs or wraps it; a training
+        method (``trainer.train()``) of an object built with workers (``Trainer(...,
+        num_workers=2)``) or handed such a loader (``Trainer(model, loader)``) runs them."""
+        name = site["callee"].rsplit(".", 1)[-1]
+        out = []
+        if site.get("receiver") and site.get("method") in RUN_METHODS:
+            out.extend(self._built_with_workers(facts, tuple(site["receiver"])))
+        if name[:1].isupper() or name in NON_ITERATING or canonical(site["callee"]) in NON_ITERATING_CALLS:
+            return out
+        for _pos, source in site["args"]:
+            source = tuple(source)
+            out.extend(self.source_loaders(facts, source) or self._factory_source(facts, source))
         return out
+
+    def _receiver_method(self, facts, receiver, method: str):
+        """``obj.method`` where a module-level name holds an instance of a project class."""
+        kind, scope, name = receiver
+        if kind != "name" or scope != facts.module:
+            return None
+        if facts.flow is None:
+            return None
+        env = Env(facts, None, None)
+        with self.quietly():
+            found = [self.value(ir, env) for ir in facts.flow.locals.get(name, ())]
+        classes = {v.cls.key: v.cls for v in found if v.cls is not None and v.has("instance")}
+        if len(found) != 1 or len(classes) != 1:
+            return None
+        return self.find_method(next(iter(classes.values())), method)
+
+    def _built_with_workers(self, facts, receiver) -> list:
+        """Loaders an object held by a module-level name was built with: ``num_workers`` given to
+        its constructor or factory, or a loader with workers passed to it."""
+        kind, scope, name = receiver
+        if kind != "name" or scope != facts.module:
+            return []
+        out = self._factory_source(facts, receiver)
+        options = facts.signals.get("argparse_worker_options") or {}
+        for site in (facts.signals.get("starts") or {}).get("module", ()):
+            if site["kind"] == "call" and site.get("target") == name:
+                for _pos, source in site["args"]:
+                    source = tuple(source)
+                    out.extend(self.source_loaders(facts, source))
+                    if source[0] == "name" and source[1] == facts.module and source[2] in options:
+                        # ``exp = Exp(args)`` where the script's ``--num_workers`` defaults to N > 0
+                        out.append(self._namespace_loader(facts, site, source[2], *options[source[2]]))
+        return out
+
+    def _namespace_loader(self, facts, site, namespace: str, option: str, default: int) -> Loader:
+        """The loader an object built from a script's argparse namespace makes, as far as the
+        script says: ``--<option>`` workers, ``default`` by default."""
+        text = f"{namespace}.{option}, {default} by default"
+        call = LoaderCall(
+            callee=site["callee"], span=site["span"], func_span=site["span"], scope=facts.module,
+            args={"num_workers": Value("const", text, site["span"], const=default)}, module_level=True, target=site.get("target"),
+        )
+        return Loader(facts, call, "yes", None, self.global_start_methods(facts))
+
+    def factory_loaders(self, facts) -> list:
+        """What calls of code we cannot see into build when given ``num_workers`` (a loader
+        factory ``get_loader(..., num_workers=4)`` from a module that is not analysed, a library
+        trainer ``Trainer(..., num_workers=2)``), as loaders with no Dataset known: iterating or
+        training with their result starts workers. Not among ``loaders`` (no other rule sees a
+        DataLoader there)."""
+        memo = self.__dict__.setdefault("_factory_memo", {})
+        found = memo.get(facts.path)
+        if found is None:
+            found = []
+            for call in facts.loaders:
+                if "num_workers" not in call.args or self.is_loader_class(call.callee, facts.root):
+                    continue
+                with self.quietly():
+                    target = self.resolve(call.callee, facts.root)
+                if isinstance(target, (FuncRef, ClassRef)) or canonical(call.callee) in NON_ITERATING_CALLS:
+                    continue  # project code is followed where it is written
+                found.append(self._loader(facts, call))
+            memo[facts.path] = found
+        return found
+
+    def _factory_source(self, facts, source) -> list:
+        """Factory-built loaders (``factory_loaders``) a module-level name holds."""
+        kind, scope, name = source
+        if kind != "name" or scope != facts.module:
+            return []
+        found = [ld for ld in self.factory_loaders(facts) if ld.call.target == name and ld.call.module_level]
+        return found if found and all(self._yes(ld) for ld in found) else []
 
     def _trainer_loaders(self, facts, site) -> list:
         out = []

@@ -307,6 +307,9 @@ LAMBDA_HOLDERS = frozenset(
         "monai.transforms.Compose", "monai.transforms.Lambda", "monai.transforms.Lambdad",
     }
 )
+# libraries whose dataset objects are pipelines: each method call adds a stage that keeps the
+# callables it is given (``wds.WebDataset(urls).select(keep).map(decode)``)
+PIPELINE_LIBRARIES = frozenset({"webdataset", "torchdata"})
 OPAQUE_STORES = frozenset(
     {
         "pyarrow.array", "pyarrow.table", "pyarrow.Table", "datasets.load_dataset", "datasets.Dataset",
@@ -979,7 +982,7 @@ class Values:
             if elem == "walk":
                 files = container("list", val("str", size=BOUNDED), DATA)
                 e = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), files, files), size=BOUNDED)
-            return Val(frozenset({kind}), elem=e, size=DATA, why=((text, *where),))
+            return Val(frozenset({kind}), elem=e, size=DATA, why=((text, *where),), detail=qual)
         if qual in OPENERS or qual.endswith(".open") and qual.rsplit(".", 2)[-2] in ("PathManager", "g_pathmgr", "fs", "gfile", "io", "pathmgr", "path_manager", "fileio", "bf"):
             mode = self._arg(args, kwargs, 1, "mode", env, depth)
             binary = mode is not None and "b" in (mode.detail or "")
@@ -990,7 +993,7 @@ class Values:
             return container("list", val("dict", size=BOUNDED), DATA, ((JSONL_LOADERS[qual], *where),))
         if qual in CSV_READERS:
             elem = container(CSV_READERS[qual], val("str", size=BOUNDED), BOUNDED)
-            return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),))
+            return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),), detail=qual)
         if qual in DATAFRAME_READERS:
             return val("dataframe", size=DATA, why=(("the rows of a table (`" + qual.rsplit(".", 1)[-1] + "`)", *where),))
         if qual in RNG_CTORS:
@@ -1141,6 +1144,18 @@ class Values:
                     return replace(part, kinds=part.kinds | {"holder", "ext"}, detail=part.detail or qual)
         return None
 
+    def _pipeline_stage(self, recv: Val, args, kwargs, env, depth) -> Val:
+        """``ds.select(fn)`` / ``ds.map(fn)`` on a webdataset or torchdata pipeline: the next
+        stage, which keeps the callables it is given and those of the stages before it (one by
+        one in ``items``; ``holder`` when there are any)."""
+        held = list(recv.items or ()) if recv.has("pipeline") else []
+        for a in (*args, *(v for _, v in kwargs)):
+            v = self._eval(a[1] if a[0] == "*" else a, env, depth)
+            if v.has("lambda", "localfn", "localcls"):
+                held.append(v)
+        kinds = {"ext", "pipeline"} | ({"holder"} if held else set())
+        return Val(frozenset(kinds), detail=recv.detail, items=tuple(held) or None, size=UNKNOWN_SIZE)
+
     def _numpy(self, qual, args, kwargs, env, depth, where) -> Val:
         if qual == "numpy.load":
             pickled = self._arg(args, kwargs, None, "allow_pickle", env, depth)
@@ -1174,6 +1189,8 @@ class Values:
                 return self._call_value(stored, args, kwargs, env, depth, where)
         if recv.has("method", "function") and recv.fn is not None and method == "__call__":
             return self._call_function(recv.fn, args, kwargs, env, depth, recv.cls)
+        if recv.has("pipeline") or (recv.has("ext") and recv.detail.split(".", 1)[0] in PIPELINE_LIBRARIES):
+            return self._pipeline_stage(recv, args, kwargs, env, depth)
         if method in ("cuda",):
             base = recv if not recv.is_bottom else UNKNOWN
             return replace(base, device="cuda", kinds=(base.kinds - {"unknown"}) | {"cudaobj"}, why=(("moved to CUDA", *where),))

@@ -4,6 +4,7 @@ asked of the program model's values (dllint/program/values.py)."""
 from __future__ import annotations
 
 import ast
+import functools
 
 from dllint.model import Diagnostic, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
@@ -15,6 +16,13 @@ LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> fail
 LOCAL_ERROR = "Can't pickle local object"
 GENERATOR_ERROR = "cannot pickle 'generator' object"
 PICKLE_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
+# iterators pickle refuses (``iter(list)``, ``map``, ``zip``, ``enumerate`` pickle)
+UNPICKLABLE_ITERATORS = {
+    "os.scandir": "cannot pickle 'posix.ScandirIterator' object",
+    "glob.iglob": GENERATOR_ERROR,
+    "csv.reader": "cannot pickle '_csv.reader' object",
+    "csv.DictReader": "cannot pickle '_csv.reader' object",
+}
 HANDLE_ERRORS = {
     "h5py.File": "h5py objects cannot be pickled",
     "lmdb.open": "cannot pickle 'Environment' object",
@@ -44,11 +52,16 @@ def problem(v) -> tuple[str, str, str] | None:
             return f"an instance of `{part.cls.cls.name if part.cls else '?'}`, a class defined inside a function", LOCAL_ERROR, "local"
     if v.has("generator") and not v.has("list", "dict", "tuple", "set"):
         return "a generator", GENERATOR_ERROR, "generator"
+    if v.has("iterator") and v.detail in UNPICKLABLE_ITERATORS and not v.has("list", "dict", "tuple", "set"):
+        article = "an" if v.detail[:1] in "aeio" else "a"
+        return f"{article} `{v.detail}` iterator", UNPICKLABLE_ITERATORS[v.detail], "generator"
     handle = v if v.has("handle", "file", "h5dataset") else v.elem if v.elem is not None and v.elem.has("handle", "file") and v.has("list", "dict", "tuple") else None
     if handle is not None and handle.detail != "PIL.Image.open":
         ctor = handle.detail if handle.has("handle", "h5dataset") else "builtins.open"
         error = HANDLE_ERRORS.get(ctor, "cannot pickle '_io.BufferedReader' object")
         what = "an open file" if ctor == "builtins.open" else f"an open handle (`{ctor}`)"
+        if handle.has("h5dataset") and not handle.has("handle"):
+            what = f"an h5py dataset object of an open `{ctor}`"
         if handle is not v:
             what = f"a container of {what.removeprefix('an ')}s"
         return what, error, "handle"
@@ -118,13 +131,20 @@ class UnpicklableWorkerState(Rule):
             Flags what a DataLoader must pickle into each worker under spawn/forkserver and
             cannot: a Dataset attribute set before the workers start (in `__init__` or a helper
             it calls, base classes included) holding a lambda, a function or class defined inside
-            a function, a generator, an open handle (`open`, `h5py.File`, `lmdb.open`,
-            `sqlite3.connect`, ...), a thread lock or queue, a socket, `cv2.VideoCapture`, a
-            `torch.Generator`; a lambda passed to the dataset's constructor and stored on it; a
-            Dataset class defined inside a function; a lambda or locally defined function passed
-            as `collate_fn=` / `worker_init_fn=`. An error when the loader's start method resolves
-            to spawn or forkserver, a warning when it is fork (it breaks on Python >= 3.14 Linux,
-            macOS and Windows). Stays silent when the class defines `__getstate__`/`__reduce__`,
+            a function, a generator (`Path.iterdir()`, `(x for x in ...)`), an `os.scandir` /
+            `glob.iglob` / `csv.reader` iterator, an open handle (`open`, `h5py.File` and its
+            datasets, `lmdb.open`, `sqlite3.connect`, ...), a thread lock or queue, a socket,
+            `cv2.VideoCapture`, a `torch.Generator`; a lambda passed to the dataset's constructor
+            and stored on it; a Dataset class defined inside a function; a lambda or local
+            function kept by a library dataset (a transform pipeline, however long, ending in
+            `Lambda(lambda ...)`; each stage of a webdataset pipeline; a dataset class chosen at
+            run time; subsets and folds of such a dataset); a lambda or locally defined function
+            passed as `collate_fn=` / `worker_init_fn=` (also through a `**kwargs` dict, or by a
+            DataLoader subclass's `super().__init__`), at every definition when a local function
+            is defined on several branches. `self.x = f(self.x)` reads the value `self.x` has at
+            that point, not the values it held before. One finding per hazard per line: an error
+            when a loader that meets it resolves to spawn or forkserver, a warning when they all
+            fork (it breaks on Python >= 3.14 Linux, macOS and Windows). Stays silent when the class defines `__getstate__`/`__reduce__`,
             for attributes assigned in worker code (after unpickling), when every loader using
             the class is proven to run without workers, and when every loader passes an explicit
             `multiprocessing_context="fork"` (nothing is pickled, on any Python).
@@ -213,10 +233,21 @@ class UnpicklableWorkerState(Rule):
     }
 
     def extract(self, ctx):
-        """The partial() fix of each lambda passed as collate_fn= / worker_init_fn=."""
+        """The partial() fix of each lambda passed as collate_fn= / worker_init_fn= (keyed by its
+        position), and ``"defs"``: where each function defined inside a function is written, when
+        one name is defined there more than once (``if seed: def init(i): ... else: def init(i):
+        ...``: either may be the worker_init_fn)."""
+        out: dict = {}
+        defs: dict = {}
+        for fn in ctx.functions:
+            if ".<locals>." in fn.qualname:
+                span = ctx.name_span(fn.node)
+                defs.setdefault(fn.qualname, []).append((span.row, span.col, span.end_row, span.end_col))
+        defs = {q: spans for q, spans in defs.items() if len(spans) > 1}
+        if defs:
+            out["defs"] = defs
         if "lambda" not in ctx.text:
-            return None
-        out = {}
+            return out or None
         for node in ctx.nodes(ast.Call):
             values = [kw.value for kw in node.keywords if kw.arg in CALLABLE_ARGS]
             if canonical(ctx.call_name(node)) in DATALOADER_CLASSES:
@@ -231,13 +262,21 @@ class UnpicklableWorkerState(Rule):
 
     def check(self, project):
         model = project.index
-        reported: set = set()
+        # one finding per hazard per line, with the start methods of every loader that meets it
+        pending: dict = {}
 
         def emit(path, span, subject, methods, error, fix=None):
-            key = (path, span.row, span.col)
-            if key in reported:
-                return None
-            reported.add(key)
+            key = (path, span.row, error)
+            entry = pending.get(key)
+            if entry is None:
+                pending[key] = [path, span, subject, set(methods), error, fix]
+            else:
+                entry[3] |= set(methods)
+                entry[5] = entry[5] or fix
+
+        yield from self._collect(project, model, emit)
+        for path, span, subject, methods, error, fix in pending.values():
+            fix = fix() if callable(fix) else fix
             spawn = sorted(m for m in methods if m in ("spawn", "forkserver"))
             if spawn:
                 tail = f"{'/'.join(spawn)} workers fail: `{error}`"
@@ -245,8 +284,10 @@ class UnpicklableWorkerState(Rule):
             else:
                 tail = f"breaks under spawn/forkserver (Python >= 3.14, macOS, Windows): `{error}`"
                 severity = "warning"
-            return Diagnostic(self.code, f"{subject}; {tail}", path, span, fix=fix, severity=severity)
+            yield Diagnostic(self.code, f"{subject}; {tail}", path, span, fix=fix, severity=severity)
 
+    def _collect(self, project, model, emit):
+        """Hands every hazard to ``emit`` (a generator only for ``yield from``: it yields nothing)."""
         # 1. dataset state
         for ref in model.dataset_classes():
             if model.proven_without_workers(ref):
@@ -267,13 +308,13 @@ class UnpicklableWorkerState(Rule):
         for loader in model.loaders:
             if not loader.may_start_workers or loader.context == "fork":
                 continue
-            ds = model.loader_arg(loader, "dataset")
-            if ds is not None and ds.has("holder") and not ds.has("instance"):
-                found = problem(ds)
-                origin = next((w for w in ds.why if len(w) >= 6), None)
-                if found is not None and origin is not None:
-                    what, error, _kind = found
-                    d = emit(origin[1], Span(*origin[2:6]), f"{what.capitalize()} is kept by the loader's dataset", loader.start_methods, error)
+            for part in model.dataset_keeps(loader):
+                found = problem(part)
+                if found is None:
+                    continue
+                what, error, _kind = found
+                for path, span in _written_at(project, model, part):
+                    d = emit(path, span, f"{_sentence(what)} is kept by the loader's dataset", loader.start_methods, error)
                     if d:
                         yield d
             for arg in CALLABLE_ARGS:
@@ -282,18 +323,31 @@ class UnpicklableWorkerState(Rule):
                 if found is None or found[2] not in ("lambda", "local"):
                     continue
                 what, error, kind = found
-                span = loader.call.args[arg].span
+                given = loader.call.args.get(arg)
+                origin = next((w for w in v.why if len(w) >= 6), None)
+                if given is not None:
+                    span = given.span
+                elif origin is not None and origin[1] == loader.file.path:
+                    span = Span(*origin[2:6])  # stored in a dict passed as **kwargs: the lambda
+                else:
+                    continue
                 local = v.detail if v.has("localfn") else ""
                 fn = loader.file.functions.get(local)
                 if fn is not None:
                     span = fn.span  # the function defined inside a function: where it is written
+                    payload = project.payload(self.code, loader.file.path) or {}
+                    for other in payload.get("defs", {}).get(local, ()):
+                        if tuple(other[:2]) != (span.row, span.col):  # defined there more than once
+                            d = emit(loader.file.path, Span(*other), f"`{arg}` is {what}", loader.start_methods, error)
+                            if d:
+                                yield d
                 fix = None
                 if kind == "lambda":
                     if loader.call.scope == loader.file.module:
                         error = LAMBDA_ERROR
                     plan = (project.payload(self.code, loader.file.path) or {}).get((span.row, span.col))
                     if plan:
-                        fix = self._partial_fix(project, loader.file.path, *plan)
+                        fix = functools.partial(self._partial_fix, project, loader.file.path, *plan)  # built once, at the end
                 d = emit(loader.file.path, span, f"`{arg}` is {what}", loader.start_methods, error, fix)
                 if d:
                     yield d
@@ -334,6 +388,12 @@ class UnpicklableWorkerState(Rule):
                 found = problem(v)
                 if found is None:
                     continue
+                before = _dominating_write(fnref, write, writes, attr)
+                if before is not None and problem(model.value(before[1], Env(fnref.file, fnref, ref))) is None:
+                    # self.x = self.x.reshape(...) after self.x = np.asarray(self.x): what it reads
+                    # is the earlier write's value, which pickles (the attribute's other writes,
+                    # replaced by then, do not reach it)
+                    continue
                 what, error, kind = found
                 span = Span(write[2], write[3], write[5], write[6])
                 path = fnref.file.path
@@ -342,7 +402,60 @@ class UnpicklableWorkerState(Rule):
                 if origin is not None and (origin[1], origin[2]) != (path, write[2]) and write[1][0] == "p":
                     # a lambda passed to the constructor: point at it
                     path, span = origin[1], Span(*origin[2:6])
-                    subject = f"{what.capitalize()} is stored on `{ref.cls.name}` as `self.{attr}`"
+                    subject = f"{_sentence(what)} is stored on `{ref.cls.name}` as `self.{attr}`"
                 d = emit(path, span, subject, methods, error)
                 if d:
                     yield d
+
+
+def _reads_attr(ir, attr: str) -> bool:
+    """The IR of a value reads ``self.<attr>``."""
+    stack = [ir]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, tuple) or not node:
+            continue
+        if node[0] == "s" and len(node) == 2 and node[1] == attr:
+            return True
+        stack.extend(x for x in node[1:] if isinstance(x, tuple))
+    return False
+
+
+def _dominating_write(fnref, write, writes, attr: str):
+    """For ``self.x = f(self.x)``: the last earlier ``self.x = ...`` of the same method that always
+    runs before it (in the same block or an enclosing one), or None."""
+    if not _reads_attr(write[1], attr):
+        return None
+    best = None
+    for f2, w2 in writes:
+        if f2.key != fnref.key or w2[0] != "=" or w2[2] >= write[2]:
+            continue
+        if write[9][: len(w2[9])] == w2[9] and (best is None or w2[2] > best[2]):
+            best = w2
+    return best
+
+
+def _written_at(project, model, part) -> list:
+    """[(path, span)] where a lambda or a function defined inside a function is written (every
+    definition of that name there)."""
+    origin = next((w for w in part.why if len(w) >= 6), None)
+    if origin is not None:
+        return [(origin[1], Span(*origin[2:6]))]
+    if not part.has("localfn"):
+        return []
+    out = []
+    for w in part.why:
+        facts = model.files.get(w[1]) if len(w) >= 3 else None
+        fn = facts.functions.get(part.detail) if facts is not None else None
+        if fn is None:
+            continue
+        spans = (project.payload("DL103", facts.path) or {}).get("defs", {}).get(part.detail) or [(fn.span.row, fn.span.col, fn.span.end_row, fn.span.end_col)]
+        out.extend((facts.path, Span(*sp)) for sp in spans)
+        break
+    return out
+
+
+def _sentence(what: str) -> str:
+    """``what`` as a sentence's subject: first letter up, a trailing clause closed by a comma."""
+    what = what[:1].upper() + what[1:]
+    return what + "," if what.endswith("defined inside a function") else what

@@ -213,6 +213,33 @@ def _delegated_attrs(ctx, fn) -> list[str]:
     return out
 
 
+def _drawn_attrs(ctx, fn) -> list[str]:
+    """Attributes a method draws items from one at a time: ``next(self.source)``,
+    ``next(self.readers[i])`` (an iterator or a list of iterators it holds)."""
+    out: list[str] = []
+    for node in ctx.walk_function(fn.node):
+        if not (isinstance(node, ast.Call) and node.args and ctx.call_name(node) == "builtins.next"):
+            continue
+        target = node.args[0]
+        if isinstance(target, ast.Subscript):
+            target = target.value
+        targets = [target]
+        if isinstance(target, ast.Name):  # it = iter(self.source); next(it)
+            binding = ctx.lookup(target.id, ctx.scope_of(target))
+            values = binding.values if binding is not None and binding.kind == "local" else []
+            targets = [
+                v.args[0]
+                for v in values
+                if isinstance(v, ast.Call) and len(v.args) == 1 and ctx.call_name(v) == "builtins.iter"
+            ] if values else []
+            if len(targets) != len(values):
+                targets = []
+        for t in targets:
+            if ctx.is_self_attr(t, fn) and t.attr not in out:
+                out.append(t.attr)
+    return out
+
+
 # values that make an attribute a plain list of sources (file names, shards, records), not a stream
 _SOURCE_LIST_PREFIXES = ("builtins.", "glob.", "os.", "pathlib.", "json.", "pickle.", "yaml.", "csv.")
 
@@ -236,7 +263,10 @@ class UnshardedIterableDataset(Rule):
             built by one of those libraries (`load_dataset(..., streaming=True)`,
             `wds.WebDataset(...)`), for an abstract `__iter__`, and for
             a wrapper whose `__iter__` only re-yields an iterable it was given (`return
-            iter(self.source)` with `self.source` a constructor argument): that iterable may shard.
+            iter(self.source)` with `self.source` a constructor argument), or that draws its items
+            with `next()` from iterators or datasets it was given (`next(self.readers[i])`, a
+            random mix of sources): those may shard. Asking `get_worker_info()` only for its
+            `.seed` is not splitting.
             """,
         "Why is this bad?": """
             Each DataLoader worker gets its own copy of the dataset object and runs `__iter__`
@@ -296,7 +326,12 @@ class UnshardedIterableDataset(Rule):
             shards = [fn.qualname for fn in ctx.functions if _shards(ctx, fn.node)]
         iters = {}
         delegates = {}
+        draws = {}
         for fn in ctx.functions:
+            if fn.self_name and "next" in ctx.text:
+                drawn = _drawn_attrs(ctx, fn)
+                if drawn:
+                    draws[fn.qualname] = drawn
             if fn.node.name == "__iter__" and fn.self_name:
                 shape = _iter_shape(ctx, fn)
                 if shape:
@@ -304,19 +339,21 @@ class UnshardedIterableDataset(Rule):
                 attrs = _delegated_attrs(ctx, fn)
                 if attrs:
                     delegates[fn.qualname] = attrs
-        if not (shards or iters or delegates):
+        if not (shards or iters or delegates or draws):
             return None
-        return {"shards": shards, "iters": iters, "delegates": delegates}
+        return {"shards": shards, "iters": iters, "delegates": delegates, "draws": draws}
 
     def check(self, project):
         index = project.index
         sharding: set[tuple[str, str]] = set()
         shapes: dict[tuple[str, str], str] = {}
         delegates: dict[tuple[str, str], list[str]] = {}
+        draws: dict[tuple[str, str], list[str]] = {}
         for facts, payload in project.payloads(self.code):
             sharding.update((facts.path, q) for q in payload["shards"])
             shapes.update(((facts.path, q), shape) for q, shape in payload["iters"].items())
             delegates.update(((facts.path, q), attrs) for q, attrs in payload.get("delegates", {}).items())
+            draws.update(((facts.path, q), attrs) for q, attrs in payload.get("draws", {}).items())
         for ref in index.dataset_classes():
             if not self._torch_iterable_only(index, ref):
                 continue
@@ -335,6 +372,10 @@ class UnshardedIterableDataset(Rule):
             reach = index.worker_functions(ref)
             if any(key in sharding for key in reach):
                 continue
+            member = in_hierarchy(index, ref)
+            drawn = {a for key, (fn, _) in reach.items() if member(fn) for a in draws.get(key, ())}
+            if any(self._opaque_stream(index, ref, attr) for attr in sorted(drawn)):
+                continue  # draws items from iterators or datasets it was given, which may shard themselves
             if self._reads_self_sharding_source(index, ref, reach):
                 continue
             loaders = worker_loaders(index, ref)

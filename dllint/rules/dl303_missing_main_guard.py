@@ -34,7 +34,7 @@ class MissingMainGuard(Rule):
     name = "missing-main-guard"
     severity = "error"
     fix = "none"
-    triggers = ()
+    triggers = (b"workers",)  # a factory or trainer given num_workers=, a script declaring --num_workers
     summary = "Workers started at module level without `if __name__ == \"__main__\":`: spawn/forkserver workers re-run it and crash."
     docs = {
         "What it does": """
@@ -44,7 +44,16 @@ class MissingMainGuard(Rule):
             this file or another -- that does (also through the functions it calls, or by
             iterating the loader passed to it), or Lightning's `trainer.fit(...)` /
             `validate` / `test` / `predict` given such a loader or a model whose
-            `*_dataloader()` hook builds one. One finding per file, at the first place.
+            `*_dataloader()` hook builds one. Code it cannot read counts too: a loader with
+            workers handed to a function of a library or of a module outside the run
+            (`train_one_epoch(model, loader)`, `trainer.fit(loader)`; not calls that only keep,
+            log or wrap it, such as `loaders.append(loader)`, `accelerator.prepare(...)`,
+            `tqdm(loader)`), iterating what such a function returns when it was given
+            `num_workers` > 0 (`get_loader(..., num_workers=4)`), and a training method
+            (`train`, `fit`, `evaluate`, ...) of an object built with `num_workers` > 0, with
+            such a loader, or with the script's argparse namespace whose worker option
+            (`--num_workers`, `--workers`) defaults to more than 0 (`Experiment(args).train()`).
+            One finding per top-level statement, at its first line.
             In a script, `num_workers=args.workers` counts with the `argparse` default.
 
             Error when the loader can start with spawn or forkserver (an explicit
