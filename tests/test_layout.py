@@ -150,8 +150,8 @@ def test_namespace_package_modules_resolve(tmp_path):
     layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
     assert layout.find("ns.vision.data", str(tmp_path)) == str(tmp_path / "src/ns/vision/data.py")
     assert layout.find("ns.missing", str(tmp_path)) is None
-    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "train.py"])
-    assert "train.py:5:14: DL301" in out and "src/ns/vision/data.py:9" in out, out
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "--output-format", "full", "train.py"])
+    assert "train.py:5:14: DL301" in out and "= hazards: DL201 src/ns/vision/data.py:9" in out, out
 
 
 def test_a_namespace_package_spread_over_two_roots_is_merged(tmp_path):
@@ -196,8 +196,8 @@ def test_without_a_marker_only_the_named_file_and_its_imports_are_read(tmp_path)
     for i in range(50):  # an unrelated crowd of Dataset files beside it
         files[f"crowd/mod{i}.py"] = CUDA_DATA
     write(tmp_path, files)
-    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "--no-cache", "x.py"])
-    assert "x.py:5:14: DL301" in out and "data.py:9" in out, out
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "--no-cache", "--output-format", "full", "x.py"])
+    assert "x.py:5:14: DL301" in out and "= hazards: DL201 data.py:9" in out, out
     analysis = analyse(tmp_path, ["x.py"], bounded=False)
     assert sorted(os.path.relpath(p, tmp_path) for p in analysis.project.files) == ["data.py", "x.py"]
 

@@ -57,7 +57,7 @@ def test_unguarded_spawn_script_fails_and_guarded_form_runs(tmp_path):
     shutil.copy(FIXTURE, script)
 
     [diag] = dl303(work)
-    assert BOOTSTRAP in diag["message"]
+    assert BOOTSTRAP in diag["details"]["why"]  # the short message's explanation
     result = run(script)
     assert result.returncode != 0
     assert BOOTSTRAP in flat(result.stderr)

@@ -242,6 +242,14 @@ def test_loader_without_context_gets_the_target_defaults(tmp_path, settings, exp
 # ---------------------------------------------------------------------------- DL301 / DL307 on top
 
 
+def details(root: Path, *args: str) -> list[dict]:
+    """The JSON findings' details (the why and the evidence behind the short messages)."""
+    import json
+
+    _, out = run_dllint(root, ["check", "--output-format", "json", "--no-fix", *args])
+    return [f.get("details", {}) for f in json.loads(out)]
+
+
 def check(root: Path, *args: str) -> tuple[int, list[str]]:
     """dllint on the whole project (run_dllint appends the path ".")."""
     code, out = run_dllint(root, ["check", "--output-format", "concise", "-q", "--no-fix", *args])
@@ -282,7 +290,8 @@ def test_dl301_reported_when_only_the_loader_file_is_named(tmp_path):
     )
     code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--output-format", "concise", "-q", "--no-fix", "--target-version", "py311", "train.py"])
     assert code == 1 and out.startswith("train.py:3:10: DL301"), out
-    assert "data.py:9" in out  # names where the hazard is
+    [found] = details(tmp_path, "--select", "DL301", "--target-version", "py311", "train.py")
+    assert any("data.py:9" in h for h in found["hazards"])  # names where the hazard is
 
 
 def test_dl301_silent_when_the_hazard_cannot_be_traced(tmp_path):
@@ -302,7 +311,9 @@ def test_dl307_only_on_its_exact_code(tmp_path):
     _, lines = check(tmp_path, "--select", "DL3", "--target-version", "py311")
     assert not any("DL307" in line for line in lines)
     _, lines = check(tmp_path, "--select", "DL307", "--target-version", "py311")
-    assert len(lines) == 1 and "DL307" in lines[0] and "fork (Linux, Python 3.11)" in lines[0]
+    assert len(lines) == 1 and "DL307" in lines[0] and "(fork on the targets)" in lines[0]
+    [found] = details(tmp_path, "--select", "DL307", "--target-version", "py311")
+    assert found["start methods"] == "fork (Linux, Python 3.11)"
 
 
 @pytest.mark.parametrize(
@@ -315,7 +326,9 @@ def test_dl307_only_on_its_exact_code(tmp_path):
 def test_dl307_names_the_start_methods_of_the_targets(tmp_path, args, expected):
     write(tmp_path, {"data.py": DATA})
     _, lines = check(tmp_path, "--select", "DL307", *args)
-    assert len(lines) == 1 and expected in lines[0], lines
+    assert len(lines) == 1 and f"({expected.split()[0]} on the targets)" in lines[0], lines
+    [found] = details(tmp_path, "--select", "DL307", *args)
+    assert found["start methods"] == expected
 
 
 def test_dl307_with_requires_python_and_platforms(tmp_path):
@@ -327,9 +340,10 @@ def test_dl307_with_requires_python_and_platforms(tmp_path):
         },
     )
     _, lines = check(tmp_path, "--select", "DL307")
-    assert len(lines) == 1, lines
+    assert len(lines) == 1 and "(fork/forkserver/spawn on the targets)" in lines[0], lines
+    [found] = details(tmp_path, "--select", "DL307")
     for part in ("fork (Linux, Python 3.10-3.13)", "forkserver (Linux, Python 3.14)", "spawn (macOS)"):
-        assert part in lines[0]
+        assert part in found["start methods"]
 
 
 def test_dl307_silent_when_set_start_method_applies(tmp_path):
@@ -372,8 +386,8 @@ def test_dl301_follows_worker_code_into_files_without_trigger_words(tmp_path):
             """,
         },
     )
-    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--output-format", "concise", "-q", "--no-fix", "--target-version", "py311", "data.py"])
-    assert code == 1 and "data.py:11:10: DL301" in out and "helpers.py:5" in out, out
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--output-format", "full", "-q", "--no-fix", "--target-version", "py311", "data.py"])
+    assert code == 1 and "data.py:11:10: DL301" in out and "helpers.py:5" in out.split("= hazards:", 1)[1], out
 
 
 def test_module_level_call_in_a_parent_package_applies(tmp_path):

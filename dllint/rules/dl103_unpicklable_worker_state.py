@@ -10,6 +10,7 @@ from dllint.model import Diagnostic, Fix, Span
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.program.values import Env, replaced
 from dllint.rules.base import Rule
+from dllint.textutil import clip
 
 CALLABLE_ARGS = ("collate_fn", "worker_init_fn")
 LAMBDA_ERROR = "Can't pickle <function <lambda>>: attribute lookup <lambda> failed"
@@ -279,12 +280,17 @@ class UnpicklableWorkerState(Rule):
             fix = fix() if callable(fix) else fix
             spawn = sorted(m for m in methods if m in ("spawn", "forkserver"))
             if spawn:
-                tail = f"{'/'.join(spawn)} workers fail: `{error}`"
+                tail = f"{'/'.join(spawn)} workers fail to unpickle it"
+                why = f"{'/'.join(spawn)} pickles the dataset into each worker: `{error}`"
                 severity = "error"
             else:
-                tail = f"breaks under spawn/forkserver (Python >= 3.14, macOS, Windows): `{error}`"
+                tail = "breaks under spawn/forkserver"
+                why = f"spawn/forkserver (Python >= 3.14 on Linux, macOS, Windows) pickle the dataset into each worker: `{error}`"
                 severity = "warning"
-            yield Diagnostic(self.code, f"{subject}; {tail}", path, span, fix=fix, severity=severity)
+            message = f"{subject}: {tail}"
+            if len(message) > 100:
+                message = f"{clip(subject, 100 - len(tail) - 2)}: {tail}"
+            yield Diagnostic(self.code, message, path, span, fix=fix, severity=severity, details=(("subject", subject), ("why", why)))
 
     def _collect(self, project, model, emit):
         """Hands every hazard to ``emit`` (a generator only for ``yield from``: it yields nothing)."""

@@ -150,7 +150,7 @@ class HandleOpenedInInit(Rule):
                     edits = lazy_open(source_of(project, fn.file.path), span, attr)
             yield Diagnostic(
                 self.code,
-                f"`self.{attr}` holds {site.what} opened in `{fn.fn.name}`: {start} share it",
+                f"`self.{attr}` holds {site.what}: {start} share it",
                 site.path,
                 site.span,
                 fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", edits) if edits else None,

@@ -393,12 +393,15 @@ class UnshardedIterableDataset(Rule):
             where = "" if entry.file.path == ref.file.path and entry.fn.cls == ref.cls.qualname else f" (inherited `__iter__` at {line_of(entry.file, entry.fn.span.row)})"
             yield Diagnostic(
                 self.code,
-                f"IterableDataset `{ref.cls.name}` never splits its stream by worker: `__iter__`{where} and what it calls "
-                f"never use `get_worker_info()`, so every worker yields every item ({n} workers: each epoch sees the data {n} times); "
-                "shard by `get_worker_info().id` / `.num_workers`",
+                f"IterableDataset `{ref.cls.name}` never splits its stream by worker: each worker yields every item",
                 ref.file.path,
                 ref.cls.span,
                 severity=self.severity,
+                details=(
+                    ("why", f"`__iter__`{where} and what it calls never use `get_worker_info()`, so every worker "
+                     f"yields every item ({n} workers: each epoch sees the data {n} times); shard by "
+                     "`get_worker_info().id` / `.num_workers`"),
+                ),
             )
 
     @staticmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dllint.model import Diagnostic, Span
 from dllint.rules.base import Rule
+from dllint.textutil import clip
 
 
 SPAWN_LIKE = ("spawn", "forkserver")
@@ -134,23 +135,28 @@ class MissingMainGuard(Rule):
         nw_text = model.effective_workers(loader)[1]
         where = "" if loader.file.path == facts.path else f" (in {loader.file.module})"
         if site["kind"] in ("call", "trainer"):
-            what = f"`{site['text']}()` starts DataLoader workers{where} ({nw_text})"
+            what = f"`{clip(site['text'], 30)}()` starts workers"
         else:
-            what = f"Iterating `{site['text']}` starts DataLoader workers ({nw_text})"
+            what = f"Iterating `{clip(site['text'], 30)}` starts workers"
+        found = f"{nw_text}{where}"
         tail = f" ({more} more such place{'s' if more > 1 else ''} below)" if more else ""
         if spawnish:
             how = " or ".join(WHY[m] if loader.context is None else f"multiprocessing_context={m!r}" for m in spawnish)
-            message = (
-                f"{what} at import time, outside `if __name__ == \"__main__\":`: under {how} every worker "
-                f"re-imports this module and fails with {BOOTSTRAP}; move it under the guard{tail}"
+            message = f"{what} outside the main guard: {'/'.join(spawnish)} workers fail"
+            why = (
+                f"at import time, outside `if __name__ == \"__main__\":`, under {how} every worker re-imports this module and "
+                f"fails with {BOOTSTRAP}; move it under the guard{tail}"
             )
             severity = "error"
         else:
             now = "fine under fork, but" if methods == {"fork"} else "the start method is not known here;"
-            message = (
-                f"{what} at import time, outside `if __name__ == \"__main__\":`: {now} under "
-                f"spawn/forkserver (macOS, Windows, Linux from Python 3.14) every worker re-imports this module "
-                f"and fails with {BOOTSTRAP}; move it under the guard{tail}"
+            message = f"{what} at import time, outside the main guard"
+            why = (
+                f"outside `if __name__ == \"__main__\":`: {now} under spawn/forkserver (macOS, Windows, Linux "
+                f"from Python 3.14) every worker re-imports this module and fails with {BOOTSTRAP}; move it "
+                f"under the guard{tail}"
             )
             severity = "info"
-        return Diagnostic(self.code, message, facts.path, at or site["span"], severity=severity)
+        return Diagnostic(
+            self.code, message, facts.path, at or site["span"], severity=severity, details=(("workers", found), ("why", why))
+        )
