@@ -26,6 +26,10 @@ LIBRARY_ENTRY_METHODS = {
     "torch_geometric.data.InMemoryDataset": ("get",),
     "monai.data.Dataset": ("_transform",),
     "dgl.data.DGLDataset": ("__getitem__",),
+    # texar-pytorch's DataIterator hands ``dataset.collate`` to its DataLoader as the collate_fn
+    "texar.torch.data.DatasetBase": ("collate",),
+    "texar.torch.data.DataBase": ("collate",),
+    "texar.torch.data.TextDataBase": ("collate",),
 }
 
 
