@@ -462,12 +462,12 @@ class Values:
             out = self._unseen_param(fnref, name, out)
         return self._memo_finish(memo, key, out, saved)
 
-    @staticmethod
-    def _unseen_param(fnref, name: str, default: Val) -> Val:
-        """A parameter whose callers are not seen: anything they pass. A device parameter (named
-        so, or defaulting to a device) may be a CUDA device: its callers choose it."""
+    def _unseen_param(self, fnref, name: str, default: Val) -> Val:
+        """A parameter whose callers are not seen (or pass ``*args`` / ``**kwargs``): anything
+        they pass. A device parameter (named so, or defaulting to a device) of a function nobody
+        in the project calls may be a CUDA device: its callers choose it."""
         where = (fnref.file.path, fnref.fn.span.row)
-        if is_device_param(name) or default.has("device"):
+        if (is_device_param(name) or default.has("device")) and not self.call_sites(fnref):
             return val("param", detail=name, device="maybe", why=((f"the `{name}` argument, a device its callers choose", *where),))
         return val("param", detail=name, why=((f"the `{name}` argument", *where),))
 
