@@ -26,7 +26,7 @@ from dllint.project import Project
 from dllint.rules import all_rules
 from dllint.workers import init_worker
 
-CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets")
+CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets", b"DataBase")
 PARALLEL_THRESHOLD = 8
 SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
 MAX_ROUNDS = 8

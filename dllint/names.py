@@ -21,6 +21,13 @@ _ALIASES = {
     "torch.utils.data._utils.collate.default_collate": "torch.utils.data.default_collate",
     "torch.utils.data.datapipes.iter.IterDataPipe": "torch.utils.data.IterDataPipe",
     "lightning.pytorch.LightningDataModule": "lightning.LightningDataModule",
+    # texar-pytorch's data classes (re-exported by texar.torch.data)
+    "texar.torch.data.data.data_base.DatasetBase": "texar.torch.data.DatasetBase",
+    "texar.torch.data.data.DatasetBase": "texar.torch.data.DatasetBase",
+    "texar.torch.data.data.data_base.DataBase": "texar.torch.data.DataBase",
+    "texar.torch.data.data.DataBase": "texar.torch.data.DataBase",
+    "texar.torch.data.data.text_data_base.TextDataBase": "texar.torch.data.TextDataBase",
+    "texar.torch.data.data.TextDataBase": "texar.torch.data.TextDataBase",
     "pytorch_lightning.LightningDataModule": "lightning.LightningDataModule",
 }
 
@@ -64,6 +71,10 @@ DATASET_BASES = frozenset(
         "monai.data.Dataset",
         "monai.data.CacheDataset",
         "monai.data.PersistentDataset",
+        # texar-pytorch: torch Datasets whose ``collate`` its DataIterator's DataLoader runs
+        "texar.torch.data.DatasetBase",
+        "texar.torch.data.DataBase",
+        "texar.torch.data.TextDataBase",
     }
 )
 ITERABLE_BASES = frozenset({ITERABLE_DATASET, "torch.utils.data.ChainDataset"})

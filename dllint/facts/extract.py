@@ -387,6 +387,8 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
             target = t.id
         elif isinstance(t, ast.Attribute) and ctx.is_self_attr(t):
             target = f"self.{t.attr}"
+    if target is not None:
+        _assigned_callables(ctx, call, target, fn, builder, args, args_ir)
     return LoaderCall(
         callee=callee,
         span=ctx.span(call),
@@ -400,6 +402,32 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
         target=target,
         args_ir=args_ir,
     )
+
+
+ASSIGNABLE_CALLABLES = ("collate_fn", "worker_init_fn")
+
+
+def _assigned_callables(ctx: FileContext, call: ast.Call, target: str, fn, builder, args: dict, args_ir: dict) -> None:
+    """``loader.collate_fn = collate`` after ``loader = DataLoader(...)`` in the same function:
+    the loader's workers run it as if it had been passed (a later assignment replaces the
+    argument, as DataLoader's ``__setattr__`` allows for these two)."""
+    for node in ctx.nodes(ast.Assign):
+        if len(node.targets) != 1 or node.lineno <= call.lineno:
+            continue
+        t = node.targets[0]
+        if not (isinstance(t, ast.Attribute) and t.attr in ASSIGNABLE_CALLABLES):
+            continue
+        base = t.value
+        if isinstance(base, ast.Name):
+            name = base.id
+        elif isinstance(base, ast.Attribute) and ctx.is_self_attr(base):
+            name = f"self.{base.attr}"
+        else:
+            continue
+        if name != target or ctx.enclosing_function(node) is not fn:
+            continue
+        args[t.attr] = ctx.value(node.value)
+        args_ir[t.attr] = builder.expr(node.value)
 
 
 def _resolve_kwargs(ctx: FileContext, node: ast.AST, depth: int = 0) -> dict[str, Value] | None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from dllint.model import Span
+from dllint.names import canonical
 from dllint.program.refs import ClassRef, FuncRef
-from dllint.program.values import Env, Val, element_of, val
+from dllint.program.values import UNKNOWN, Env, Val, element_of, val
 from dllint.program.workers import Use
 
 HANDLE_TEXT = {
@@ -25,6 +26,8 @@ HANDLE_TEXT = {
 PICKLE_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
 # methods whose result keeps using the handle: an LMDB transaction, a cursor, an HDF5 group
 DERIVED_METHODS = frozenset({"begin", "cursor", "get", "require_dataset", "require_group", "open_db"})
+# what a device value is: a torch.device, its name, None, or a parameter its callers set
+DEVICE_KINDS = frozenset({"device", "str", "none", "unknown", "param"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.StackDataset"})
 
 
@@ -145,7 +148,32 @@ class Hazards:
         return out
 
     def _device_kind(self, ir, env) -> str | None:
-        return device_of(self.value(ir, env))
+        v = self.value(ir, env)
+        if not v.device and ir[0] == "s" and env.self_cls is not None and v.kinds <= {"unknown"}:
+            kept = self._kept_by_library_base(env.self_cls, ir[1])
+            if kept is not None:
+                return device_of(kept)
+        return device_of(v)
+
+    def _kept_by_library_base(self, cls: ClassRef, attr: str) -> Val | None:
+        """``self.device`` that no project code assigns, in a class whose constructor hands
+        ``device=...`` to a library base class's ``__init__``: the base keeps it under that name
+        (texar's ``DatasetBase``, Hugging Face and Lightning classes do)."""
+        if self.attr_writes(cls, attr, include_workers=True):
+            return None
+        for r in self.mro(cls):
+            init = r.cls.methods.get("__init__")
+            fn = r.file.functions.get(init) if init else None
+            if fn is None or fn.flow is None:
+                continue
+            fnref = FuncRef(r.file, fn)
+            for kind, target, _args, kwargs, _row in fn.flow.calls:
+                if kind != "super" or target != "__init__" or self.find_method(cls, "__init__", after=r) is not None:
+                    continue
+                for k, v in kwargs:
+                    if k == attr:
+                        return self.value(v, Env(r.file, fnref, cls))
+        return None
 
     # ------------------------------------------------------------------ DL201: CUDA in worker code
 
@@ -161,13 +189,14 @@ class Hazards:
             if fn is None or fn.flow is None:
                 continue
             fnref = FuncRef(facts, fn)
-            env = None
+            envs = None
             for tag, span, text, ir, _lam in fn.flow.sites:
                 if tag == "cuda":
                     kind = "cuda"
                 elif tag == "to":
-                    env = env or self._worker_env(fnref, uses)
-                    kind = self._device_kind(ir, env)
+                    envs = envs or self._worker_envs(fnref, uses)
+                    kinds = {self._device_kind(ir, env) for env in envs}
+                    kind = "cuda" if "cuda" in kinds else "maybe" if "maybe" in kinds else None
                     if kind is None:
                         continue
                 else:
@@ -178,17 +207,72 @@ class Hazards:
         self.__dict__["_cuda_sites"] = out
         return out
 
-    def _worker_env(self, fnref: FuncRef, uses: list[Use]) -> Env:
-        """``self`` in worker code is an instance of the Dataset class that runs it."""
-        cls = self.class_of(fnref)
+    def _worker_envs(self, fnref: FuncRef, uses: list[Use]) -> list[Env]:
+        """The environments worker code runs in: ``self`` is an instance of the Dataset class that
+        runs a method of its hierarchy (a transform's ``__call__`` keeps its own class); a
+        collate_fn / worker_init_fn given to a loader gets its parameters from the loader's call
+        (the batch, the others their defaults or what a ``functools.partial`` binds)."""
+        own = self.class_of(fnref)
+        envs: dict = {}
         for use in uses:
-            if use.owner.startswith("dataset"):
+            binding = None
+            cls = own
+            if use.owner.startswith("dataset") and own is not None:
                 path, qual = use.owner_key
                 facts = self.files.get(path)
                 if facts is not None and qual in facts.classes:
-                    cls = ClassRef(facts, facts.classes[qual])
-                    break
-        return Env(fnref.file, fnref, cls)
+                    ref = ClassRef(facts, facts.classes[qual])
+                    if any(r.key == own.key for r in self.mro(ref)):
+                        cls = ref
+            elif use.owner_key == fnref.key and use.loaders:
+                binding = self._callable_binding(fnref, use)
+            env = Env(fnref.file, fnref, cls, binding)
+            envs.setdefault(env.key, env)
+        if not envs:
+            envs[None] = Env(fnref.file, fnref, own)
+        return list(envs.values())
+
+    def _callable_binding(self, fnref: FuncRef, use: Use) -> dict | None:
+        """The parameters a loader's call binds for its collate_fn / worker_init_fn ``fnref``:
+        the first (the batch, the worker id) stays open, the others take their defaults, or what
+        a ``functools.partial(fn, ...)`` gives them. Memoized: an Env's key holds the binding's id."""
+        memo = self.__dict__.setdefault("_callable_bindings", {})
+        loader = use.loaders[0]
+        arg = use.owner.split(" ", 1)[0]
+        key = (loader.file.path, loader.call.span, arg, fnref.key)
+        if key in memo:
+            return memo[key]
+        params = list(fnref.fn.params)
+        cls = self.class_of(fnref)
+        if cls is not None and params and params[0] in ("self", "cls") and not any(d.endswith("staticmethod") for d in fnref.fn.decorators):
+            params = params[1:]
+        ir = loader.call.args_ir.get(arg)
+        scope = self.scope_env(loader.file, loader.call.scope)
+        given: dict = {}
+        if ir is not None and ir[0] == "c" and ir[1][0] == "g" and (canonical(ir[1][1]) or ir[1][1]) == "functools.partial":
+            pos = list(ir[2][1:])
+            if any(a[0] == "*" for a in pos) or any(k is None for k, _ in ir[3]):
+                memo[key] = None
+                return None
+            for name, a in zip(params, pos):
+                given[name] = a
+            for k, a in ir[3]:
+                given[k] = a
+        binding: dict = {}
+        open_params = [p for p in params if p not in given]
+        defaults = fnref.fn.flow.defaults if fnref.fn.flow is not None else {}
+        own_env = Env(fnref.file, fnref, cls)
+        for name in params:
+            if name in given:
+                binding[name] = self.value(given[name], scope)
+            elif open_params and name == open_params[0]:
+                continue  # the batch / the worker id
+            elif name in defaults:
+                binding[name] = self.value(defaults[name], own_env)
+            else:
+                binding[name] = UNKNOWN
+        memo[key] = binding or None
+        return memo[key]
 
     def _lambda_callable_sites(self) -> list[Site]:
         """``collate_fn=lambda b: torch.stack(b).cuda()``: the lambda's own body runs in workers."""
@@ -235,12 +319,18 @@ class Hazards:
             for attr in sorted(readers):
                 for fnref, write in self.attr_writes(ref, attr):
                     how, ir, row, col = write[:4]
-                    v = self.value(ir, Env(fnref.file, fnref, ref)) if how == "=" else None
-                    kind = device_of(v) if v is not None else None
-                    if not kind or v.kinds <= {"device", "str", "none", "unknown"}:
-                        continue  # a torch.device (or its name) is not CUDA state
+                    if how != "=":
+                        continue
                     vspan = write[7]
+                    v = self.value(ir, Env(fnref.file, fnref, ref))
+                    kind = device_of(v)
                     site = self._site_at(fnref, row, ("cuda", "to", "load"), vspan)
+                    if not kind and site is not None and site[0] == "load" and tuple(site[1]) == tuple(vspan):
+                        kind = "maybe"  # self.x = torch.load(path): tensors saved on a GPU come back there
+                    if not kind or v.kinds <= DEVICE_KINDS:
+                        continue  # a torch.device (or its name, or a device parameter) is not CUDA state
+                    if site is None and _self_root(ir) == attr:
+                        continue  # self.x = self.x[idx]: the CUDA state is reported where it is made
                     text = site[2] if site is not None else f"`{write[8]}`"
                     span = _span(site[1]) if site is not None else Span(*vspan)
                     key = (fnref.file.path, span)
@@ -494,6 +584,19 @@ class Hazards:
         here = loader.file.path
         found.sort(key=lambda f: (f[1].path != here, f[1].path, f[1].span.row))
         return found
+
+
+def _self_root(ir) -> str | None:
+    """The ``self`` attribute a value is read from: ``self.x[i]``, ``self.x.float()``, ``self.x.y``."""
+    while True:
+        if ir[0] == "s":
+            return ir[1]
+        if ir[0] in ("i", "a"):
+            ir = ir[1]
+        elif ir[0] == "c" and ir[1][0] == "a":
+            ir = ir[1][1]
+        else:
+            return None
 
 
 def _inside(a, b) -> bool:

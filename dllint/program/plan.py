@@ -26,10 +26,13 @@ from dllint.program.refs import FuncRef
 def demands(model) -> tuple[set[str], dict[str, frozenset[str]]]:
     """(paths the structural questions reached, {name: module words} to look for in files)."""
     for loader in model.loaders:
-        model.loader_callables(loader)
+        for targets in model.loader_callables(loader).values():
+            for fn, _ in model.reachable(targets).values():
+                _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
     for cls in model.dataset_classes():
-        model.worker_functions(cls)
+        for fn, _ in model.worker_functions(cls).values():
+            _device_modules(model, fn, cls)
         init = model.find_method(cls, "__init__")
         if init is not None:
             model.reachable([init], cls)
@@ -51,6 +54,39 @@ def demands(model) -> tuple[set[str], dict[str, frozenset[str]]]:
             if model.function_loaders(FuncRef(facts, fn), 0, frozenset()):
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
+
+
+def _device_modules(model, fn: FuncRef, cls) -> None:
+    """The project modules holding the device that worker code moves data to: a module-level
+    ``DEVICE`` in a config module (read directly, or through a ``self`` attribute the class
+    hierarchy assigns from it) is parsed so its value is known."""
+    flow = fn.fn.flow
+    if flow is None:
+        return
+    for tag, _span, _text, ir, _lam in flow.sites:
+        if tag != "to" or ir is None:
+            continue
+        attrs: set[str] = set()
+        _module_names(model, ir, fn.file.root, attrs)
+        if cls is not None:
+            for attr in sorted(attrs):
+                for wfn, write in model.attr_writes(cls, attr, include_workers=True):
+                    _module_names(model, write[1], wfn.file.root, set())
+
+
+def _module_names(model, ir, root, attrs: set[str]) -> None:
+    """Ask for the modules of the global names in an IR (recorded as misses when unparsed)."""
+    stack = [ir]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, tuple) or not node:
+            continue
+        if node[0] == "g" and isinstance(node[1], str) and "." in node[1]:
+            model.module(node[1].rpartition(".")[0], root)
+        elif node[0] == "s" and isinstance(node[1], str):
+            attrs.add(node[1])
+        else:
+            stack.extend(x for x in node[1:] if isinstance(x, tuple))
 
 
 def _module_words(module: str) -> set[str]:

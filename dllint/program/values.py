@@ -348,6 +348,12 @@ COCO_DATA_ATTRS = frozenset({"imgs", "anns", "imgToAnns", "img_ann_map", "datase
 DICT_VIEW = {"keys": "key", "values": "elem", "items": "items"}
 
 
+def is_device_param(name: str) -> bool:
+    """A parameter named as a device (``device``, ``dev``, ``target_device``)."""
+    name = name.lower()
+    return name in ("device", "dev", "gpu") or name.endswith("_device")
+
+
 def is_cuda_string(text) -> bool:
     return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
 
@@ -458,12 +464,21 @@ class Values:
             out = join(out, self._eval(default, Env(fnref.file, fnref, self_cls), 1))
         passed = self._passed_values(fnref, name)
         if passed is None:
-            out = join(out, val("param", detail=name, why=((f"the `{name}` argument", fnref.file.path, fnref.fn.span.row),)))
+            out = join(out, self._unseen_param(fnref, name, out))
         else:
             out = join(out, passed)
         if out.is_bottom:
-            out = val("param", detail=name, why=((f"the `{name}` argument", fnref.file.path, fnref.fn.span.row),))
+            out = self._unseen_param(fnref, name, out)
         return self._memo_finish(memo, key, out, saved)
+
+    def _unseen_param(self, fnref, name: str, default: Val) -> Val:
+        """A parameter whose callers are not seen (or pass ``*args`` / ``**kwargs``): anything
+        they pass. A device parameter (named so, or defaulting to a device) of a function nobody
+        in the project calls may be a CUDA device: its callers choose it."""
+        where = (fnref.file.path, fnref.fn.span.row)
+        if (is_device_param(name) or default.has("device")) and not self.call_sites(fnref):
+            return val("param", detail=name, device="maybe", why=((f"the `{name}` argument, a device its callers choose", *where),))
+        return val("param", detail=name, why=((f"the `{name}` argument", *where),))
 
     # ------------------------------------------------------------------ call sites
 
@@ -1016,12 +1031,11 @@ class Values:
         if qual in TENSOR_FACTORIES:
             dev = self._arg(args, kwargs, None, "device", env, depth)
             if qual == "torch.load":
+                # without map_location, tensors saved on a GPU come back on the GPU; but what a
+                # file holds is not seen: the device of the value is unknown (DL102 reports the
+                # object a Dataset keeps straight from ``torch.load(path)``, dllint/program/hazards.py)
                 loc = self._arg(args, kwargs, 1, "map_location", env, depth)
-                if loc is None and any(k is None for k, _ in kwargs):
-                    device = None  # **kwargs may hold map_location
-                else:
-                    # without map_location, tensors saved on a GPU come back on the GPU
-                    device = loc.device if loc is not None else "maybe"
+                device = loc.device if loc is not None else None
                 return val("tensor", "records", device=device, size=LOAD, detail="torch.load", why=(("records of a torch file", *where),))
             return val("tensor", device=dev.device if dev is not None else None, size=BOUNDED)
         if qual in ARRAY_CTORS:

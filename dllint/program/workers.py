@@ -26,6 +26,10 @@ LIBRARY_ENTRY_METHODS = {
     "torch_geometric.data.InMemoryDataset": ("get",),
     "monai.data.Dataset": ("_transform",),
     "dgl.data.DGLDataset": ("__getitem__",),
+    # texar-pytorch's DataIterator hands ``dataset.collate`` to its DataLoader as the collate_fn
+    "texar.torch.data.DatasetBase": ("collate",),
+    "texar.torch.data.DataBase": ("collate",),
+    "texar.torch.data.TextDataBase": ("collate",),
 }
 
 
@@ -91,8 +95,35 @@ class Workers:
 
     def _stored_callable(self, cls: ClassRef, attr: str):
         """``self.transform(x)``: what the object stored in ``self.transform`` runs when called."""
-        v = self.attr_value(cls, attr, include_workers=True)
-        return self._callable_targets_of(v)
+        out, seen = [], set()
+        for v in self._stored_values(cls, attr):
+            for m, c in self._callable_targets_of(v):
+                if (m.key, c.key if c is not None else None) not in seen:
+                    seen.add((m.key, c.key if c is not None else None))
+                    out.append((m, c))
+        return out
+
+    def _stored_values(self, cls: ClassRef, attr: str) -> list:
+        """What ``self.<attr>`` may hold, one value per source: a value keeps one project class,
+        so a parameter stored as is (``self.transform = transform``) is taken caller by caller
+        (``Images(transform=Train())`` and ``Images(transform=Val())`` both run)."""
+        from dllint.program.values import _MISSING, Env, _bind_arg
+
+        values = [self.attr_value(cls, attr, include_workers=True)]
+        for fn, write in self.attr_writes(cls, attr, include_workers=True):
+            ir = write[1]
+            if write[0] != "=" or ir[0] != "p":
+                continue
+            params = list(fn.fn.params)
+            for env, args, kwargs, _row, skip_self in self.call_sites(fn):
+                found = _bind_arg(params[1:] if skip_self and params else params, ir[1], args, kwargs)
+                if found is _MISSING or found is None:
+                    continue
+                values.append(self.value(found, env))
+            default = fn.fn.flow.defaults.get(ir[1]) if fn.fn.flow is not None else None
+            if default is not None:
+                values.append(self.value(default, Env(fn.file, fn, cls)))
+        return values
 
     def _callable_targets_of(self, v) -> list:
         out = []
@@ -107,13 +138,14 @@ class Workers:
 
     def _stored_method(self, cls: ClassRef, attr: str, method: str):
         """``self.tokenizer.encode(x)``: the method of the project object stored in the attribute."""
-        v = self.attr_value(cls, attr, include_workers=True)
-        out = []
-        for part in (v, v.elem) if v.elem is not None else (v,):
-            if part.cls is not None and part.has("instance"):
-                m = self.find_method(part.cls, method)
-                if m is not None:
-                    out.append((m, part.cls))
+        out, seen = [], set()
+        for v in self._stored_values(cls, attr):
+            for part in (v, v.elem) if v.elem is not None else (v,):
+                if part.cls is not None and part.has("instance"):
+                    m = self.find_method(part.cls, method)
+                    if m is not None and (m.key, part.cls.key) not in seen:
+                        seen.add((m.key, part.cls.key))
+                        out.append((m, part.cls))
         return out
 
     def self_attr_values(self, ref: ClassRef, attr: str) -> list:

@@ -19,11 +19,17 @@ class CudaStateOnDataset(Rule):
         "What it does": """
             Finds CUDA state created in a Dataset's `__init__` and kept on the instance --
             `self.x = t.cuda()`, `self.x = t.to("cuda")`, `self.x = torch.randn(..., device="cuda")`,
-            `self.model = Net().cuda()`, `self.data = torch.load(path)` without `map_location`
+            `self.model = Net().cuda()`, `self.model = model.to(device)` with a CUDA device (or a
+            `device` parameter whose callers are not in sight: "may"), a model already on the GPU
+            handed to the constructor, `self.data = torch.load(path)` without `map_location`
             (tensors saved from a GPU come back on the GPU) -- and reports it when worker code
-            (`__getitem__`, `__iter__` and what they call) reads that attribute. Severity follows
-            the loaders using the class: error under fork, warning under spawn/forkserver, info
-            when no loader with workers was seen; silent when every loader has no workers.
+            (`__getitem__`, `__iter__` and what they call) reads that attribute. Each object is
+            reported once, where it is made: `self.x = self.x[keep]` later is not reported again.
+            Not reported: a device kept on the Dataset (`self.device`), and parts taken out of a
+            loaded file (`obj = torch.load(path); self.x = obj["x"]`): what a file holds is not
+            seen. Severity follows the loaders using the class: error under fork, warning under
+            spawn/forkserver, info when no loader with workers was seen; silent when every loader
+            has no workers.
             """,
         "Why is this bad?": """
             The tensor lives on the GPU of the parent process. A forked worker that touches it

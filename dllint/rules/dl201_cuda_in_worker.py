@@ -23,17 +23,29 @@ class CudaInWorker(Rule):
     docs = {
         "What it does": """
             Finds calls that initialize CUDA in code that runs inside DataLoader workers: a
-            Dataset's `__getitem__`, `__getitems__`, `__iter__`, `__next__`, a loader's
-            `collate_fn` and `worker_init_fn`, and the project functions and methods they call
-            (also in other files). Initializing calls: `.cuda()`, `.to("cuda")` /
-            `.to(torch.device("cuda"))` / `.to(self.device)` where the device is CUDA, factories
-            with `device="cuda"`, `.pin_memory()`, `torch.cuda.current_device / set_device /
+            Dataset's `__getitem__`, `__getitems__`, `__iter__`, `__next__` (and what a library
+            base hands the work to: torch_geometric's `get`, texar's `collate`), a loader's
+            `collate_fn` and `worker_init_fn` (also installed later, `loader.collate_fn = f`),
+            the transforms and models a Dataset stores and calls (their `__call__` / `forward`),
+            and the project functions and methods they call (also in other files). Initializing
+            calls: `.cuda()`, `.to("cuda")` / `.to(torch.device("cuda"))` / `.to(self.device)`
+            where the device is CUDA, factories with `device="cuda"` (`torch.tensor(...,
+            device=device)`), `.pin_memory()`, `torch.cuda.current_device / set_device /
             synchronize / get_device_properties / get_device_name`,
-            `torch.Generator(device="cuda")`, `torch.load(..., map_location="cuda")`. The
-            `"cuda" if torch.cuda.is_available() else "cpu"` idiom counts (the message says
-            "may"). Not flagged: `torch.device("cuda")` alone, `torch.cuda.manual_seed(_all)`,
-            `torch.cuda.is_available()` / `device_count()`, cudnn flags, `.to(device)` with a
-            device that cannot be decided (a parameter).
+            `torch.Generator(device="cuda")`, `torch.load(..., map_location="cuda")`.
+
+            The device is followed where it comes from: a module constant, `self.device` set in
+            the constructor (or kept by a library base given `device=`), a constructor parameter
+            with what its callers pass and its default. "May" in the message: the
+            `"cuda" if torch.cuda.is_available() else "cpu"` idiom, callers passing CUDA and CPU
+            devices, or a parameter named as a device (`device`, `dev`, `*_device`) whose callers
+            are not in sight (a dataset for others to use: they choose the device). A
+            collate_fn / worker_init_fn gets only the batch / worker id from the loader: its
+            other parameters keep their defaults or what `functools.partial` binds. Not
+            flagged: `torch.device("cuda")` alone, `torch.cuda.manual_seed(_all)`,
+            `torch.cuda.is_available()` / `device_count()`, cudnn flags, `.to(device)` when
+            every caller in sight passes a CPU device (or the default is the CPU and no caller
+            passes another), `.to(x.device)`, a dtype.
 
             Severity: error when a loader running the code may start its workers with fork
             (Linux, Python <= 3.13, no `multiprocessing_context`); warning under spawn or
