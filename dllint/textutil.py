@@ -39,3 +39,14 @@ def clip(text: str, width: int = 32) -> str:
     """``text`` on one line, cut to ``width`` characters with an ellipsis: code quoted in a message."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def clip_code(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters without breaking a backquoted span: a text that starts
+    with code keeps only that code (clipped inside its quotes)."""
+    if len(text) <= width:
+        return text
+    if text.startswith("`") and "`" in text[1:]:
+        inner = text[1:].split("`", 1)[0]
+        return f"`{clip(inner, max(width - 2, 8))}`"
+    return clip(text, width)

@@ -7,6 +7,7 @@ import ast
 
 from dllint.model import Diagnostic, Fix
 from dllint.rules.base import Rule
+from dllint.textutil import clip_code
 
 
 class CudaStateOnDataset(Rule):
@@ -96,14 +97,18 @@ class CudaStateOnDataset(Rule):
             else:
                 where = f"kept on the Dataset as `self.{site.detail['attr']}`, read in `{site.detail['reader']}`"
             why = {"error": "fails in forked workers", "warning": "each worker creates a CUDA context"}.get(severity, "no loader with workers seen")
+            short = f"`self.{site.detail['attr']}`" if loader is None and site.detail.get("attr") else f"`{site.detail.get('name', 'TensorDataset')}`"
+            message = f"{site.what} {state} kept on {short}: {why}"
+            if len(message) > 100:
+                message = f"{clip_code(site.what, 100 - len(message) + len(site.what))} {state} kept on {short}: {why}"
             yield Diagnostic(
                 self.code,
-                f"{site.what} {state} {where}: {why}",
+                message,
                 site.path,
                 site.span,
                 fix=self._fix(project, site),
                 severity=severity,
-                details=(("owner", model.owners(site.uses)),),
+                details=(("owner", model.owners(site.uses)), ("where", where)),
             )
 
     def _fix(self, project, site) -> Fix | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule
+from dllint.textutil import clip_code
 
 
 def start_method_phrase(severity: str, methods: set[str] | None = None) -> str:
@@ -95,12 +96,18 @@ class CudaInWorker(Rule):
             if severity is None:
                 continue
             verb = "initializes CUDA" if site.kind == "cuda" else "may initialize CUDA"
+            short = {"error": "forked workers fail", "warning": "each spawn/forkserver worker makes a CUDA context"}.get(severity, "no loader with workers seen")
+            message = f"{site.what} {verb} in worker code: {short}"
+            if len(message) > 100:
+                message = f"{clip_code(site.what, 100 - len(message) + len(site.what))} {verb} in worker code: {short}"
             yield Diagnostic(
                 self.code,
-                f"{site.what} {verb} in worker code ({model.owners(site.uses)}); "
-                f"{start_method_phrase(severity, model.start_methods_of(site.uses))}",
+                message,
                 site.path,
                 site.span,
                 severity=severity,
-                details=(("owner", model.owners(site.uses)),),
+                details=(
+                    ("owner", model.owners(site.uses)),
+                    ("why", start_method_phrase(severity, model.start_methods_of(site.uses))),
+                ),
             )
