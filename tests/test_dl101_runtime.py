@@ -51,6 +51,7 @@ CASES = {
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
     "projects/dl101_outside_use": [("fixed", "datasets", "Paths(root)", "paths")],
+    "dl101/positive_wrapper_indices": [("fixed", "positive_wrapper_indices", "Fold(Files(root), 0)", "indices")],
     "projects/dl101_entry_script": [("fixed", "tools.train", "TrainSet(root)", "files")],
     "projects/dl101_callers": [("fixed", "image_list", "ImageList(sorted(__import__('glob').glob(root + '/*.txt')))", "image_paths")],
 }
