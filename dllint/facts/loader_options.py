@@ -35,9 +35,7 @@ def _chain(node) -> bool:
     while True:
         if isinstance(node, ast.Name):
             return True
-        if isinstance(node, ast.Attribute):
-            node = node.value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        if isinstance(node, ast.Attribute) or (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)):
             node = node.value
         else:
             return False
@@ -396,9 +394,9 @@ class OptionSources:
                 return MAY
             return SAFE if both == {SAFE} else None
         if not _chain(node):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-                if _chain(node.func.value) and node.args and isinstance(node.args[0], ast.Constant):
-                    return self._config(node.func.value)
+            is_get = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            if is_get and _chain(node.func.value) and node.args and isinstance(node.args[0], ast.Constant):
+                return self._config(node.func.value)  # cfg.get("prefetch_factor", 2)
             return None
         if self._mentions(node):
             return None  # computed from num_workers itself

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ast
 
+from dllint.facts import loader_options
+from dllint.facts.loader_options import OptionSources
+from dllint.facts.loops import call_key
 from dllint.model import Diagnostic, Fix
 from dllint.names import GET_CONTEXT, NUM_WORKERS_POSITION, canonical
 from dllint.rules.base import Rule
 from dllint.textutil import clip
-from dllint.facts.loops import call_key
-from dllint.facts import loader_options
-from dllint.facts.loader_options import OptionSources
 
 WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
 CPU_COUNT = frozenset(
