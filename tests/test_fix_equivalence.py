@@ -368,6 +368,26 @@ def dl304_positive_value_shapes(v: Variant) -> Observations:
     return run_all({f"build({w}, fast={f})": (lambda w=w, f=f: mod.build(w, f)) for w in (2, 0) for f in (True, False)})
 
 
+def dl304_positive_sources(v: Variant) -> Observations:
+    """Options from a flag, a config, a branch: every combination with 0 and 2 workers."""
+    out = {}
+    for workers in (2, 0):
+        for flag in ([], ["--persistent"]):
+            mod, failed = guarded_import(v, argv=["--workers", str(workers), *flag])
+            assert failed is None, failed
+            label = f"workers={workers}{' --persistent' if flag else ''}"
+            cfg = SimpleNamespace(prefetch=3, workers=workers, prefetch_factor=3)
+            thunks = {
+                "build_local(4)": lambda: mod.build_local(4),
+                "build_inline": lambda: mod.build_inline(cfg, workers),
+                "build_flag": mod.build_flag,
+                "build_branch": lambda: mod.build_branch(workers),
+                "build_branch(test)": lambda: mod.build_branch(workers, test=True),
+            }
+            out.update({f"{name} [{label}]": value for name, value in run_all(thunks).items()})
+    return out
+
+
 def project_make_loader(module: str) -> Driver:
     def driver(v: Variant) -> Observations:
         mod = v.load(module=module)
@@ -387,6 +407,7 @@ DRIVERS: dict[str, Driver] = {
     "dl304/positive_expression": dl304_positive_expression,
     "dl304/positive_literal": dl304_positive_literal,
     "dl304/positive_value_shapes": dl304_positive_value_shapes,
+    "dl304/positive_sources": dl304_positive_sources,
     # project cases whose golden changes come from these rules only
     "projects/dl2_cv2_reexport": project_make_loader("data"),
     "projects/dl301_library_module": project_make_loader("frames"),

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import ast
 
+from dllint.facts import loader_options
+from dllint.facts.loader_options import OptionSources
+from dllint.facts.loops import call_key
 from dllint.model import Diagnostic, Fix
 from dllint.names import GET_CONTEXT, NUM_WORKERS_POSITION, canonical
 from dllint.rules.base import Rule
 from dllint.textutil import clip
-from dllint.facts.loops import call_key
 
 WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
 CPU_COUNT = frozenset(
@@ -115,33 +117,66 @@ def _positive(ctx, node) -> bool:
     return False
 
 
+def _workers_here(ctx, node) -> str:
+    """"no" / "yes" / "maybe" for a num_workers expression, from this file alone."""
+    verdicts = set()
+    for alt in ctx.value(node).alternatives():
+        const = alt.const if alt.kind == "const" else None
+        if isinstance(const, int) and not isinstance(const, bool):
+            verdicts.add("no" if const <= 0 else "yes")
+        else:
+            verdicts.add("maybe")
+    return verdicts.pop() if len(verdicts) == 1 else "maybe"
+
+
 def extract_calls(ctx) -> dict:
-    """Per call with a worker-only keyword: positions for fixes, keyed by the call's position."""
+    """Per call with a worker-only option (a keyword, or an item of a ``**`` dict we can follow):
+    positions for fixes and what each option is when num_workers is 0, keyed by the call's position."""
     out: dict[tuple[int, int], dict] = {}
     for node in ctx.nodes(ast.Call):
         kws = [kw for kw in node.keywords if kw.arg in WORKER_ONLY]
-        if not kws:
+        if not kws and not any(kw.arg is None for kw in node.keywords):
+            continue
+        sources = OptionSources(ctx, node)
+        passed = [name for name in WORKER_ONLY if sources.stores.get(name)]
+        if not passed:
             continue
         nw_node = next((kw.value for kw in node.keywords if kw.arg == "num_workers"), None)
         if nw_node is None and len(node.args) > NUM_WORKERS_POSITION:
             nw_node = node.args[NUM_WORKERS_POSITION]
             if isinstance(nw_node, ast.Starred):
                 nw_node = None
+        nw_via_dict = None
+        if nw_node is None and sources.nw_node is not None:
+            nw_via_dict = _workers_here(ctx, sources.nw_node)
+            nw_node = sources.nw_node
         nw_text = ctx.segment(nw_node, 200) if nw_node is not None else None
         entry = {
             "nw_positive": _positive(ctx, nw_node),
             "nw_text": nw_text,
             "nw_simple": isinstance(nw_node, (ast.Name, ast.Attribute, ast.Constant)),
             "nw_literal": isinstance(nw_node, ast.Constant),
+            "nw_via_dict": nw_via_dict,
             "guarded": bool(nw_text) and _guarded(ctx, node, nw_text),
             "expects": expected_error(ctx, node),
             "keywords": {},
+            "passed": {},
+            "dict_text": next((ctx.segment(kw.value, 60) for kw in node.keywords if kw.arg is None), None),
         }
         for kw in kws:
             entry["keywords"][kw.arg] = {
                 "value_text": ctx.segment(kw.value, 200),
                 "span": ctx.span(kw),
             }
+        for name in passed:
+            verdict = sources.verdict(name)
+            if verdict in (loader_options.RAISES, loader_options.MAY):
+                values = [ctx.segment(v, 200) for v, _t in sources.stores[name] if v is not None]
+                entry["passed"][name] = {
+                    "verdict": verdict,
+                    "via": None if name in entry["keywords"] else "dict",
+                    "value_text": values[0] if len(values) == 1 else "...",
+                }
         out[call_key(ctx.span(node))] = entry
     return out
 
@@ -196,8 +231,18 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
             option is passed unconditionally, it flags a warning: the call crashes as soon as a
             user sets the workers to 0 (a common debugging step).
 
-            Stays silent when the option is `None`/`False` or itself depends on a value we cannot
-            decide, when num_workers is surely positive (`max(1, n)`, `os.cpu_count()`), when the
+            The option may come as a keyword or through a `**kwargs` dict (a dict display or
+            `dict(...)` in a local or a `self` attribute, `kw["k"] = v`, `kw.update(...)`), and its
+            value is followed through locals and `self` attributes: flagged when it is still set
+            for 0 workers (`P if num_workers > 0 else 2`), or when it comes from a setting that does
+            not depend on num_workers (a command-line flag `args.persistent`, `cfg["prefetch_factor"]`,
+            a constructor parameter kept on the object, a parameter defaulting to `True`, a branch
+            chosen by another test).
+
+            Stays silent when the option is `None`/`False` for 0 workers (a test on num_workers, a
+            store under `if num_workers > 0:`), when it is a plain parameter of the function
+            building the loader (its caller decides) or a value we cannot decide, when num_workers
+            is surely positive (`max(1, n)`, `os.cpu_count()`), when the
             call sits under an `if` that tests num_workers, for DataLoader subclasses with
             their own `__init__`, and inside `with pytest.raises(...)` / `self.assertRaises(...)`
             (a test that expects the ValueError).
@@ -277,41 +322,77 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         if not positional_ok and call.positional > 1:
             return  # positional arguments of another signature: we cannot tell what they are
         nw_value = call.args.get("num_workers")
-        if nw_value is None:
+        nw_shown = clip(entry["nw_text"] or (nw_value.text if nw_value is not None else ""), 24)
+        via_dict = entry.get("nw_via_dict")
+        if nw_value is None and via_dict is None:
             if call.unresolved_kwargs:
                 return
             status, nw_desc = "zero", "num_workers not given (default 0)"
-        elif loader.workers == "no":
-            alts = nw_value.alternatives()
+        elif (loader.workers if nw_value is not None else via_dict) == "no":
+            alts = nw_value.alternatives() if nw_value is not None else ()
             if any(isinstance(a.const, int) and a.const < 0 for a in alts if a.kind == "const"):
                 return  # another ValueError comes first
             if entry["nw_literal"]:
-                nw_desc = f"num_workers={entry['nw_text']}"
+                nw_desc = f"num_workers={nw_shown}"
             else:
-                nw_desc = f"num_workers=`{entry['nw_text'] or nw_value.text}` (= 0)"
+                nw_desc = f"num_workers=`{nw_shown}` (= 0)"
             status = "zero"
-        elif loader.workers == "maybe":
-            if entry["nw_text"] is None or entry["guarded"] or entry.get("nw_positive") or surely_positive(nw_value):
+        elif (loader.workers if nw_value is not None else via_dict) == "maybe":
+            if entry["nw_text"] is None or entry["guarded"] or entry.get("nw_positive"):
                 return
-            status, nw_desc = "maybe", f"num_workers=`{entry['nw_text']}` may be 0"
+            if nw_value is not None and surely_positive(nw_value):
+                return
+            status, nw_desc = "maybe", f"num_workers=`{nw_shown}` may be 0"
         else:
             return
-        names = [
-            name for name in entry["keywords"]
-            if call.args.get(name) is not None and offending(name, call.args[name])
-        ]
+        passed = entry.get("passed", {})
+        verdicts = {}
+        for name in WORKER_ONLY:
+            if name in entry["keywords"] and call.args.get(name) is not None and offending(name, call.args[name]):
+                verdicts[name] = "raises"
+            elif name in passed:
+                verdicts[name] = passed[name]["verdict"]
+        names = list(verdicts)
         if not names:
             return
         # one finding per DataLoader call (one hazard: the call raises), at the `DataLoader(` callee
         first = names[0]
-        shown = clip(entry["keywords"][first]["value_text"], 20)
         more = f" (+{len(names) - 1} more)" if len(names) > 1 else ""
-        if status == "zero":
-            message = f"`{first}={shown}`{more} with {nw_desc}: DataLoader raises ValueError"
-            severity = "error"
+        if first in entry["keywords"]:
+            opt = f"`{first}={clip(entry['keywords'][first]['value_text'], 20)}`"
         else:
-            message = f"`{first}={shown}`{more} is passed always, but {nw_desc}"
+            opt = f"`{first}` in `**{clip(entry.get('dict_text') or 'kwargs', 24)}`"
+        certain = all(verdicts[n] == "raises" for n in names)
+        if status == "zero":
+            if certain:
+                message = f"{opt}{more} with {nw_desc}: DataLoader raises ValueError"
+                severity = "error"
+            else:
+                message = f"{opt}{more} may be set, with {nw_desc}: DataLoader raises ValueError"
+                severity = "warning"
+        elif certain and all(n in entry["keywords"] and offending(n, call.args[n]) for n in names if n in call.args):
+            message = f"{opt}{more} is passed always, but {nw_desc}"
             severity = "warning"
+        elif certain:
+            message = f"{opt}{more} stays set when num_workers=`{nw_shown}` is 0"
+            if len(message) > 100:
+                message = f"{opt}{more} stays set when num_workers is 0"
+            severity = "warning"
+        else:
+            message = f"{opt}{more} is set apart from num_workers=`{nw_shown}` (may be 0)"
+            if len(message) > 100:
+                message = f"{opt}{more} is set apart from num_workers (may be 0)"
+            severity = "warning"
+        why = []
+        for n in names:
+            shown = entry["keywords"][n]["value_text"] if n in entry["keywords"] else passed[n]["value_text"]
+            where = " (through a ** dict)" if n not in entry["keywords"] else ""
+            if verdicts[n] == "raises":
+                why.append(f"{n}={shown}{where} is set when num_workers is 0")
+            else:
+                why.append(
+                    f"{n}={shown}{where} comes from a setting or a branch that does not depend on num_workers"
+                )
         yield Diagnostic(
             self.code,
             message,
@@ -320,13 +401,17 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
             fix=self._fixes(project, loader, names, entry, status),
             severity=severity,
             details=(
-                ("options", tuple(f"{n}={entry['keywords'][n]['value_text']}" for n in names)),
+                ("options", tuple(f"{n}={entry['keywords'][n]['value_text'] if n in entry['keywords'] else passed[n]['value_text']}" for n in names)),
+                ("why", tuple(why)),
                 ("error", tuple(f"DataLoader raises {ERRORS[n]}" for n in names)),
             ),
         )
 
     def _fixes(self, project, loader, names, entry, status) -> Fix | None:
-        """One fix for every offending option of the call: all of them, or none."""
+        """One fix for every offending option of the call: all of them, or none (none when one
+        comes through a ``**`` dict: the edit would have to go where the dict is built)."""
+        if any(n not in entry["keywords"] for n in names):
+            return None
         if len(names) > 1 and (entry["nw_text"] is None or entry["nw_literal"]) and status == "zero" and not entry.get("expects"):
             from dllint.fixes.cst import statement_source
             from dllint.fixes.keywords import remove_keyword
