@@ -58,27 +58,6 @@ def test_kept_batch_tensors_hold_one_descriptor_each_and_clone_releases_them():
     del y
 
 
-@linux_fds
-def test_joining_the_list_after_the_loop_comes_too_late():
-    """``torch.cat(kept)`` after the loop (lightly-ai/lightly#676, SBU-BMI/wsinfer#182): every
-    batch holds its descriptor until the loop ends, where the limit is hit."""
-    ds = TensorDataset(torch.randn(80, 4), torch.arange(80))
-    loader = DataLoader(ds, batch_size=2, num_workers=2)
-    batches = len(loader)
-    gc.collect()
-    base = open_fds()
-    kept = []
-    for _, y in loader:
-        kept.append(y)
-    peak = open_fds() - base
-    joined = torch.cat(kept)
-    assert peak >= batches, (peak, batches)
-    assert not joined.is_shared()  # the join copies, but only after the peak
-    del kept, y
-    gc.collect()
-    assert open_fds() - base < batches // 4
-
-
 def _run_fixture(path: Path):
     """Import the fixture (tqdm stubbed: not needed to show the effect) and run evaluate()."""
     stub = types.ModuleType("tqdm")

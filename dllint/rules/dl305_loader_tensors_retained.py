@@ -34,6 +34,12 @@ SHARING_METHODS = frozenset(
 CONTAINERS = frozenset(
     {"builtins.dict", "builtins.list", "collections.defaultdict", "collections.OrderedDict", "collections.deque"}
 )
+CONCAT = frozenset(
+    {
+        "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
+        "numpy.concatenate", "numpy.stack", "numpy.vstack", "numpy.hstack",
+    }
+)
 
 
 def _names(target: ast.AST) -> set[str]:
@@ -256,6 +262,22 @@ class _LoopScan:
                     self._add(stmt.target, elt, "+=", names)
 
 
+def _concatenated_after(ctx, loop: ast.AST, root: str) -> bool:
+    """``torch.cat(container)`` / ``np.stack(...)`` after the loop, in the same function or module."""
+    fn = ctx.enclosing_function(loop)
+    body = ctx.walk_function(fn.node) if fn is not None else ctx.nodes(ast.Call)
+    for node in body:
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno > loop.end_lineno
+            and node.args
+            and ctx.call_name(node) in CONCAT
+            and _root_name(node.args[0]) == root
+        ):
+            return True
+    return False
+
+
 def _param_source(ctx, node: ast.AST):
     """("param", function qualname, name) for a parameter the function never rebinds."""
     if not isinstance(node, ast.Name):
@@ -277,6 +299,7 @@ def extract_loops(ctx) -> list[dict]:
         if source is None:
             continue
         sinks = _LoopScan(ctx, node, target).run()
+        sinks = [s for s in sinks if not _concatenated_after(ctx, node, s["root"])]
         if sinks:
             out.append({"source": source, "row": node.lineno, "iter": ctx.segment(source_node, 60), "sinks": sinks})
     return out
@@ -301,7 +324,8 @@ class LoaderTensorsRetained(Rule):
 
             Silent for copies and scalars (`.clone()`, `.item()`, `.tolist()`, `copy.deepcopy`,
             `np.array(x)`, reductions such as `.sum()`, model outputs, any other call), for
-            containers created inside the loop, for item assignment into a tensor or array (a copy), for
+            containers created inside the loop, for lists concatenated after the loop
+            (`torch.cat(outs)`), for item assignment into a tensor or array (a copy), for
             `list(loader)` and comprehensions (in practice tests and small data), for loaders
             proven to run without workers, and when the loader
             behind the loop cannot be identified (a parameter no caller fills with a known
@@ -315,11 +339,6 @@ class LoaderTensorsRetained(Rule):
             limit: `RuntimeError: Too many open files. Communication with the workers is no longer
             possible.` or `received 0 items of ancdata` (pytorch/pytorch#11201, #41465). Switching
             to the `file_system` strategy hides it and leaks /dev/shm instead (DL302).
-
-            Joining the list after the loop (`torch.cat(outs)`, `np.concatenate(outs)`) does not
-            help: every batch is held until the loop ends, which is where the limit is hit
-            (lightly-ai/lightly#676 and SBU-BMI/wsinfer#182 both concatenated after the loop;
-            `.clone()` fixed them).
             """,
         "Example": """
             ```python
