@@ -1068,7 +1068,7 @@ class Values:
                 return val("int", size=inner.size, why=inner.why)
             if inner is not None and inner.has("instance") and inner.cls is not None and self.is_dataset(inner.cls):
                 # the number of samples of a Dataset (a wrapper's `range(len(self.dataset))`)
-                return val("int", size=DATA, why=((f"the length of Dataset `{inner.cls.cls.name}`", *where),))
+                return val("int", size=DATA, why=((f"the length of `{inner.cls.cls.name}`", *where),))
             return val("int", size=UNKNOWN_SIZE if inner is None or inner.size == UNKNOWN_SIZE else BOUNDED)
         if qual in NUMERIC_FUNCS:
             return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
