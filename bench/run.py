@@ -3,13 +3,15 @@ per second, ratios; a scaling run (the tree, and the tree twice). See bench/READ
 
     python bench/run.py                 # the installed torch package + a generated typical project
     python bench/run.py PATH [PATH...]  # any trees
+    python bench/run.py --repos         # the real ML repositories of bench/repos.csv (see bench/README.md)
     python bench/run.py --runs 7 --no-generated --no-scaling
 
 Each tree is copied (its .py/.pyi files only) under a scratch directory with a ``.git`` marker, so
 that directory is the project root for both tools, the cache lands there and the original is never
 touched. Within a round the commands alternate: ruff, dllint cold (cache deleted first), dllint warm
 (cache present, nothing changed), dllint after one file changed (a comment appended to a file the
-pre-filter selects). Wall time is measured around the process; peak memory is the largest sum of
+pre-filter selects), and dllint on that one file alone without a cache (what a pre-commit hook
+runs on a staged file). Wall time is measured around the process; peak memory is the largest sum of
 the resident sizes of the process tree, sampled every 10 ms (and the kernel's max RSS of the
 largest single process, from wait4). Writes bench/results/<timestamp>.json and prints a table.
 """
@@ -42,12 +44,32 @@ def torch_dir() -> str | None:
     return list(spec.submodule_search_locations)[0]
 
 
-def copy_tree(src: str, dest: str) -> tuple[int, int]:
-    """Copy the .py/.pyi files of ``src`` to ``dest``; (files, lines)."""
+REPOS_CSV = os.path.join(HERE, "repos.csv")
+# what eval/checkout.py writes: the files a linter reads, and the project markers
+CHECKOUT_SUFFIXES = (".py", ".pyi", ".ipynb")
+CHECKOUT_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", ".gitignore")
+
+
+def read_repos(path: str = REPOS_CSV) -> list[tuple[str, str]]:
+    """(OWNER/NAME, commit) of the benchmark's real repositories."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [(row["repo"], row["commit"]) for row in csv.DictReader(fh)]
+
+
+def copy_tree(src: str, dest: str, checkout: bool = False) -> tuple[int, int]:
+    """Copy the .py/.pyi files of ``src`` to ``dest`` (``checkout``: also notebooks and project
+    markers, as eval/checkout.py writes a repository); (Python files, their lines)."""
     files = lines = 0
     for directory, dirs, names in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git", ".dllint_cache", ".ruff_cache"))
         for name in names:
+            if checkout and (name.endswith(CHECKOUT_SUFFIXES) or name in CHECKOUT_NAMES) and not name.endswith((".py", ".pyi")):
+                rel = os.path.relpath(os.path.join(directory, name), src)
+                os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+                shutil.copyfile(os.path.join(directory, name), os.path.join(dest, rel))
+                continue
             if not name.endswith((".py", ".pyi")):
                 continue
             rel = os.path.relpath(os.path.join(directory, name), src)
@@ -177,7 +199,7 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
         check += ["--jobs", str(args.jobs)]
     ruff = [args.ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."]
     touch = pick_touch_file(root, dllint)
-    results: dict[str, list[dict]] = {"ruff": [], "cold": [], "warm": [], "touched": []}
+    results: dict[str, list[dict]] = {"ruff": [], "cold": [], "warm": [], "touched": [], "one_file": []}
     outputs: dict[str, set[str]] = {"cold": set(), "warm": set(), "touched": set()}
     if args.warmup:  # page cache and Python's .pyc files, not measured
         subprocess.run([*check, "--no-cache", "."], cwd=root, capture_output=True, env=ENV)
@@ -192,6 +214,8 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
             with open(touch, "ab") as fh:
                 fh.write(f"# bench edit {i} {time.time_ns()}\n".encode())
             results["touched"].append(measure([*check, "."], root))
+            # pre-commit: the staged file alone, no cache
+            results["one_file"].append(measure([*check, "--no-cache", os.path.relpath(touch, root)], root))
         for kind in outputs:
             if results[kind]:
                 outputs[kind].add(results[kind][-1]["output"].replace(f"# bench edit {i}", ""))
@@ -210,9 +234,10 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
             "exit_codes": sorted({r["rc"] for r in runs}),
         }
     ruff_median = report["ruff"]["wall"]["median"]
-    report["ratios"] = {k: report[k]["wall"]["median"] / ruff_median for k in ("cold", "warm", "touched") if k in report}
+    kinds = ("cold", "warm", "touched", "one_file")
+    report["ratios"] = {k: report[k]["wall"]["median"] / ruff_median for k in kinds if k in report}
     ruff_cpu = report["ruff"]["cpu"]["median"] or 1e-9
-    report["cpu_ratios"] = {k: report[k]["cpu"]["median"] / ruff_cpu for k in ("cold", "warm", "touched") if k in report}
+    report["cpu_ratios"] = {k: report[k]["cpu"]["median"] / ruff_cpu for k in kinds if k in report}
     report["findings"] = len([l for l in results["cold"][-1]["output"].splitlines() if l.strip()])
     report["cold_equals_warm"] = outputs["cold"] == outputs["warm"] and len(outputs["cold"]) == 1
     return report
@@ -243,6 +268,11 @@ def scaling(label: str, src: str, work: str, args, dllint: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", help="trees to benchmark (default: the installed torch package)")
+    parser.add_argument(
+        "--repos", action="store_true",
+        help="benchmark the repositories of bench/repos.csv, checked out under --repos-dir (see bench/README.md)",
+    )
+    parser.add_argument("--repos-dir", default=os.environ.get("REPOS", "/work/repos"), help="where OWNER+NAME checkouts are")
     parser.add_argument("--runs", type=int, default=5, help="rounds per tree (default 5)")
     parser.add_argument("--generated", type=int, default=300, help="files in the generated project (0: none)")
     parser.add_argument("--no-generated", action="store_true", help="skip the generated project")
@@ -261,7 +291,20 @@ def main(argv: list[str] | None = None) -> int:
     trees: list[tuple[str, str]] = []
     for p in args.paths:
         trees.append((os.path.basename(os.path.abspath(p).rstrip(os.sep)), os.path.abspath(p)))
-    if not args.paths:
+    checkouts: set[str] = set()
+    if args.repos:
+        for repo, commit in read_repos():
+            path = os.path.join(args.repos_dir, repo.replace("/", "+"))
+            if not os.path.isdir(path):
+                print(f"{repo}: no checkout at {path}: fetch github:{repo}, then python eval/checkout.py "
+                      f"/work/.mirror/{repo.replace('/', '+')}/repo {commit} {path}", file=sys.stderr)
+                continue
+            trees.append((repo.split("/")[1], path))
+            checkouts.add(path)
+        if not args.paths:
+            args.no_generated = True
+            args.no_scaling = True
+    if not args.paths and not args.repos:
         t = torch_dir()
         if t:
             trees.append(("torch", t))
@@ -273,7 +316,12 @@ def main(argv: list[str] | None = None) -> int:
         for label, src in trees:
             root = os.path.join(work, "trees", label)
             make_root(root)
-            files, lines = copy_tree(src, os.path.join(root, label))
+            if src in checkouts:  # the checkout is the project (its markers and notebooks too)
+                shutil.rmtree(root)
+                files, lines = copy_tree(src, root, checkout=True)
+                make_root(root)
+            else:
+                files, lines = copy_tree(src, os.path.join(root, label))
             reports.append(bench_tree(label, root, files, lines, args, dllint))
         if not args.no_generated and args.generated > 0:
             sys.path.insert(0, os.path.join(REPO, "tests"))
@@ -313,19 +361,34 @@ def print_table(result: dict) -> None:
     print(head)
     print("-" * len(head))
     for t in result["trees"]:
-        for kind in ("ruff", "cold", "warm", "touched"):
+        for kind in ("ruff", "cold", "warm", "touched", "one_file"):
             if kind not in t:
                 continue
             k = t[kind]
             w = k["wall"]
             ratio = t["ratios"].get(kind, 1.0)
             print(
-                f"{t['label'][:15]:<16}{t['files']:>7}{t['lines']:>10}  {kind:<8}{w['median']:>8.2f}"
+                f"{t['label'][:15]:<16}{t['files']:>7}{t['lines']:>10}  {kind[:8]:<8}{w['median']:>8.2f}"
                 f"{'[' + format(w['min'], '.2f') + '-' + format(w['max'], '.2f') + ']':>16}{ratio:>8.2f}"
                 f"{k['cpu']['median']:>7.2f}{t['cpu_ratios'].get(kind, 1.0):>7.2f}"
                 f"{k['peak_tree_mb']:>9.0f}{k['files_per_s']:>9.0f}{k['lines_per_s']:>11.0f}"
             )
         print(f"{'':<16}findings: {t['findings']}, cold output == warm output: {t['cold_equals_warm']}")
+    print("\nmarkdown (median wall; x ruff wall, and CPU seconds x ruff's in brackets):")
+    print("| tree | files | ruff | dllint cold | warm | touch-1 | one file, no cache | peak memory (cold) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t in result["trees"]:
+        def cell(kind, ratio=True):
+            if kind not in t:
+                return "-"
+            w = t[kind]["wall"]["median"]
+            if not ratio:
+                return f"{w:.2f} s"
+            return f"{w:.2f} s ({t['ratios'][kind]:.1f}x; cpu {t['cpu_ratios'][kind]:.1f}x)"
+        print(
+            f"| {t['label']} | {t['files']:,} | {t['ruff']['wall']['median']:.2f} s | {cell('cold')} | {cell('warm')} |"
+            f" {cell('touched', False)} | {cell('one_file', False)} | {t['cold']['peak_tree_mb']:.0f} MB |"
+        )
     for s in result["scaling"]:
         print(
             f"scaling ({s['label']}, cold, no cache): once {s['once']['median']:.2f} s, twice {s['twice']['median']:.2f} s,"

@@ -110,7 +110,7 @@ def _fast_exit_ok() -> bool:
 def _fast_exit(code) -> None:
     """Leave without freeing every object one by one: after a big run the interpreter's teardown
     (a last full collection, then millions of deallocations) took 0.6 s of a 4 s run on
-    pytorch_geometric. Only for the program itself (``argv is None``), never inside a host
+    a large ML repository. Only for the program itself (``argv is None``), never inside a host
     process; output is flushed first, and the cache and fixes are written before this point."""
     if code is None:
         status = 0

@@ -151,7 +151,7 @@ class Engine:
 
         The cyclic garbage collector is paused for the run (and in its worker processes): a run
         allocates millions of syntax-tree objects, and each collection rescans all that is alive
-        (on pytorch_geometric it doubled the parse time). Trees, contexts and facts are freed by
+        (on a large ML repository it doubled the parse time). Trees, contexts and facts are freed by
         reference counting; what cycles remain cost about 5 MB there (serial run, peak memory)."""
         was_enabled = gc.isenabled()
         gc.disable()
@@ -194,18 +194,23 @@ class Engine:
             if cache is not None and st is not None:
                 entries[path] = cache.remember(path, st, content_hash(data[path]))
         oversized = too_large(data, entries, self.settings.max_file_size)  # DL000, not analysed (dllint/limits.py)
+        # notebooks are always read (their JSON, not the stat cache): keyed by those bytes
+        notebook_hashes = {p: content_hash(b) for p, b in data.items() if p.endswith(".ipynb")} if cache is not None else {}
         notebooks = self._read_notebooks(data, read_errors)
         result_key = None
-        if cache is not None and self.reuse_results and not watch and not overlay and not read_errors and not notebooks and len(entries) == len(paths):
+        if (
+            cache is not None and self.reuse_results and not watch and not overlay and not read_errors
+            and all(p in entries or p in notebook_hashes for p in paths)
+        ):
             result_key = cache.result_key([
                 repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit),
-                b"".join(p.encode() + b"\0" + entries[p][2] for p in paths),
+                b"".join(p.encode() + b"\0" + (entries[p][2] if p in entries else b"ipynb" + notebook_hashes[p]) for p in paths),
             ])
             found = cache.load_result(result_key)
             if isinstance(found, tuple) and len(found) == 2:
                 reused, analysed = found
                 empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
-                return Analysis(list(reused), empty, len(target_set), analysed, {}, {})
+                return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
         names = _Names(layout)
 

@@ -125,8 +125,8 @@ START_METHODS = ("fork", "spawn", "forkserver")
 WORKER_ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 
 
-# libraries whose classes named *Dataset are torch Datasets (mmengine's BaseDataset, dgl's
-# DGLDataset, NeMo's, detectron2's DatasetFromList ...)
+# libraries whose classes named *Dataset are torch Datasets (the OpenMMLab
+# BaseDataset, dgl's DGLDataset, NeMo's ...)
 ML_DATASET_LIBRARIES = frozenset(
     {
         "mmengine", "mmcv", "mmdet", "mmseg", "mmpretrain", "mmaction", "mmpose", "mmocr", "mmdet3d",

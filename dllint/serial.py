@@ -146,7 +146,7 @@ def _typed(tp):
         if len(args) == 2 and args[1] is Ellipsis:
             item = _typed(args[0])
             if item is _decode:
-                return lambda x: tuple([_decode(v) for v in _tagged(x, "t")])
+                return lambda x: tuple([v if type(v) in _SCALARS else _decode(v) for v in _tagged(x, "t")])
             return lambda x: tuple([item(v) for v in _tagged(x, "t")])
         if args:
             items = [_typed(a) for a in args]
@@ -157,7 +157,7 @@ def _typed(tp):
                     raise _Bad("tuple of the wrong length")
                 return tuple([dec(v) for dec, v in zip(items, values)])
             return dec_fixed
-        return lambda x: tuple([_decode(v) for v in _tagged(x, "t")])
+        return lambda x: tuple([v if type(v) in _SCALARS else _decode(v) for v in _tagged(x, "t")])
     if origin in (frozenset, set, list):
         item = _typed(args[0]) if args else _decode
         tag, make = {frozenset: ("f", frozenset), set: ("s", set), list: ("l", list)}[origin]
@@ -270,14 +270,20 @@ class _Bad(Exception):
     pass
 
 
+# JSON scalars decode to themselves: containers test their members' type inline instead of calling
+# _decode for each (most members of the flow IR's nested tuples are strings, numbers and None)
+_SCALARS = frozenset({str, int, float, bool, NoneType})
+
+
 def _decode(x):
     kind = type(x)
     if kind is list:
         if not x:
             raise _Bad("empty array")
         tag = x[0]
+        scalars = _SCALARS
         if tag == "t":
-            return tuple([_decode(v) for v in x[1:]])
+            return tuple([v if type(v) in scalars else _decode(v) for v in x[1:]])
         if tag == "o":
             return _object(x)
         if tag == "d":
@@ -285,22 +291,25 @@ def _decode(x):
                 raise _Bad("odd dict")
             out = {}
             for i in range(1, len(x), 2):
-                key = _decode(x[i])
+                key = x[i]
+                if type(key) not in scalars:
+                    key = _decode(key)
+                value = x[i + 1]
                 try:
-                    out[key] = _decode(x[i + 1])
+                    out[key] = value if type(value) in scalars else _decode(value)
                 except TypeError:  # an unhashable key
                     raise _Bad("unhashable key") from None
             return out
         if tag == "l":
-            return [_decode(v) for v in x[1:]]
+            return [v if type(v) in scalars else _decode(v) for v in x[1:]]
         if tag == "f":
             try:
-                return frozenset([_decode(v) for v in x[1:]])
+                return frozenset([v if type(v) in scalars else _decode(v) for v in x[1:]])
             except TypeError:
                 raise _Bad("unhashable member") from None
         if tag == "s":
             try:
-                return {_decode(v) for v in x[1:]}
+                return {v if type(v) in scalars else _decode(v) for v in x[1:]}
             except TypeError:
                 raise _Bad("unhashable member") from None
         if tag == "n" and len(x) == 1:
@@ -336,6 +345,8 @@ def _object(x: list):
         if kind is not None:  # str / bool / int fields: checked here, without a call
             if type(raw) is not kind and not (kind is int and type(raw) is bool):
                 raise _Bad(f"{x[1]}.{name}: expected {kind.__name__}")
+            setattr_(obj, name, raw)
+        elif dec is _decode and type(raw) in _SCALARS:
             setattr_(obj, name, raw)
         else:
             setattr_(obj, name, dec(raw))

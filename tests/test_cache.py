@@ -257,3 +257,28 @@ def test_output_is_the_same_for_any_jobs_cache_and_format(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
     code, reordered = run_dllint(tmp_path, [*ARGS, "--no-cache", *json_args, *reversed(names)])
     assert code == 0 and reordered == reference
+
+
+def test_project_with_notebooks_reuses_the_result_and_a_notebook_edit_invalidates_it(tmp_path):
+    import json
+    import shutil
+
+    generate(str(tmp_path), seed=0, files=40)
+    notebook = Path(__file__).parent.parent / "fixtures" / "notebooks" / "sharing_strategy.ipynb"
+    shutil.copy(notebook, tmp_path / "nb.ipynb")
+    age(tmp_path)
+    reference = run(tmp_path, "--no-cache")
+    assert "nb.ipynb:cell 4:line 4" in reference
+    assert run(tmp_path) == reference
+    results = tmp_path / CACHE_DIR / "results"
+    assert len(list(results.iterdir())) == 1
+    assert run(tmp_path) == reference  # served from the stored result: notebooks are keyed by their bytes
+    fmt = ["--output-format", "json"]
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt)
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt)  # the stored JSON result, cells included
+    doc = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
+    doc["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": ["a new first cell"]})
+    (tmp_path / "nb.ipynb").write_text(json.dumps(doc), encoding="utf-8")
+    expected = run(tmp_path, "--no-cache")
+    assert "nb.ipynb:cell 5:line 4" in expected
+    assert run(tmp_path) == expected

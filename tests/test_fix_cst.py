@@ -242,3 +242,44 @@ def test_libcst_parses_only_files_with_a_fixable_finding(tmp_path, monkeypatch):
     # the whole file once per run (shared by the rules); a keyword fix parses only its statement
     assert parsed.count("frames.py") == 1 and "clean.py" not in parsed
     assert all(p == "frames.py" or (p in CV2_DATASET and len(p) < len(CV2_DATASET) / 2) for p in parsed), parsed
+
+
+# ---------------------------------------------------------------------------- DL101's fix by slices
+
+COMPACT_CASES = {
+    "class_after_imports": 'import os\n\n\nclass Ds:\n    def __init__(self):\n        self.items = os.listdir(".")\n',
+    "class_far_down": (
+        '"""Doc."""\nimport os  # why\nfrom a import (\n    b,\n)\n\n# a comment about X\nX = 1\n\n\n'
+        "def helper():\n    return 2\n\n\n@decorate\nclass Ds(Base):\n    # before init\n    def __init__(self):\n"
+        "        if X:\n            self.items = []\n        # trailing, deeper\n    # trailing, same\n\n    def other(self):\n        pass\n"
+    ),
+    "two_space_head_without_blocks": "import os\nX = [\n  1,\n]\n\n\nclass Ds:\n  def __init__(self):\n    self.items = os.listdir('.')\n",
+    "tabs": "import os\nY = 2\n\n\nclass Ds:\n\tdef __init__(self):\n\t\tself.items = os.listdir('.')\n",
+    "crlf": "import os\r\nY = 2\r\n\r\n\r\nclass Ds:\r\n    def __init__(self):\r\n        self.items = []\r\n",
+    "no_trailing_newline": "import os\nY = 2\nclass Ds:\n    def __init__(self):\n        self.items = []",
+    "first_statement_is_the_class": "class Ds:\n    def __init__(self):\n        self.items = []\n",
+    "only_imports_then_nested": "import os\n\nclass Outer:\n    class Ds:\n        def __init__(self):\n            self.items = []\n",
+    "inside_if": "import sys\nif sys.version_info > (3,):\n    class Ds:\n        def __init__(self):\n            self.items = []\nelse:\n    class Ds:\n        def __init__(self):\n            return\n",
+    "duplicate_first_blocked": "import os\nclass Ds:\n    def __init__(self):\n        return\nclass Ds:\n    def __init__(self):\n        self.items = []\n",
+    "semicolons": 'import os; import sys\n"""x"""; import re\nclass Ds:\n    def __init__(self):\n        self.items = []\n',
+    "helper_defined": "import os\n\nclass _CompactList:\n    pass\n\nclass Ds:\n    def __init__(self):\n        self.items = []\n",
+    "yield_in_init": "class Ds:\n    def __init__(self):\n        self.items = [x for x in range(3)]\n        def gen():\n            yield 1\n",
+    "in_function": "def make():\n    class Ds:\n        def __init__(self):\n            self.items = []\n    return Ds\n",
+    "no_init": "import os\nclass Ds:\n    pass\n",
+    "inner_def_init": "import os\nclass Ds:\n    def __init__(self):\n        def __init__():\n            pass\n        self.items = []\n",
+    "yield_in_lambda": "class Ds:\n    def __init__(self):\n        self.items = []\n        self.f = lambda: (yield)\n",
+    "other_classes_around": "import os\nclass A:\n    class Ds:\n        def __init__(self):\n            return\nclass Outer:\n    x = [i for i in range(3)]\n    class Ds:\n        def __init__(self):\n            self.items = []\n",
+    "head_comment_only": "# header comment\n\n# another\nimport os\n\n\n# about Ds\n\nclass Ds:\n    def __init__(self):\n        self.items = []\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPACT_CASES))
+def test_compact_fix_by_slices_equals_the_whole_module_transform(name):
+    from dllint.fixes.compact import convert_in_init, convert_whole
+
+    text = COMPACT_CASES[name]
+    paths = [["Ds"], ["Outer", "Ds"], ["Missing"]]
+    memo: dict = {}
+    for path in paths:
+        for attr in ("items", "other"):
+            assert convert_in_init(text, [*path, "__init__"], attr, memo) == convert_whole(text, path, attr), (name, path, attr)

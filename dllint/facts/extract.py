@@ -477,7 +477,7 @@ def _resolve_kwargs(ctx: FileContext, node: ast.AST, depth: int = 0) -> dict[str
             if sub.func.attr == "update" and not sub.args and all(k.arg for k in sub.keywords):
                 items.update({k.arg: ctx.value(k.value) for k in sub.keywords})
             elif sub.func.attr == "update" and len(sub.args) == 1 and not sub.keywords:
-                # kw.update(other) with other a dict built here (the pytorch/examples idiom)
+                # kw.update(other) with other a dict built here (a common idiom)
                 other = _resolve_kwargs(ctx, sub.args[0], depth + 1)
                 if other is None:
                     return None

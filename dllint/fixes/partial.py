@@ -41,4 +41,8 @@ def lambda_to_partial(src: CstSource, span: Span, partial: str, add_import: bool
     module = src.module.deep_replace(lam, new)
     if imports:
         module = add_imports(module, imports)
-    return src.code(new.with_changes(lpar=[], rpar=[])), edits_between(src.text, module.code)
+    edits = edits_between(src.text, module.code)
+    if src.shift:  # a statement's source (no import to add): rows of the file
+        k = src.shift
+        edits = tuple(Edit(e.content, Span(e.span.row + k, e.span.col, e.span.end_row + k, e.span.end_col)) for e in edits)
+    return src.code(new.with_changes(lpar=[], rpar=[])), edits

@@ -15,8 +15,8 @@ import os
 import re
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
-from dllint.codegen.compact_list import SOURCE as COMPACT_SOURCE
 from dllint.codegen.edits import line_edits
+from dllint.fixes.compact import convert_in_init
 from dllint.model import Diagnostic, Fix, Span
 from dllint.program.refs import FuncRef
 from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env, replaced
@@ -133,7 +133,7 @@ class CopyOnReadContainer(Rule):
             ```
             Numbers: `np.int64` / `np.float64` arrays. (path, label) pairs: two arrays or a
             structured array. Dicts and nested records: pickle each item into one uint8 buffer with
-            int64 offsets (detectron2 `NumpySerializedList`), or a pyarrow / HF `datasets` table.
+            int64 offsets (a serialized list), or a pyarrow / HF `datasets` table.
             """,
         "Fix safety": """
             The fix keeps the list and converts it once, as the last statement of the constructor
@@ -275,7 +275,8 @@ class CopyOnReadContainer(Rule):
             text = project.source(path)
         except (OSError, ValueError):
             return None
-        new = _convert_in_init(text, init.fn.qualname.split(".")[len(init.file.module.split(".")):], attr)
+        memo = project.__dict__.setdefault("_dl101_fix_slices", {})
+        new = convert_in_init(text, init.fn.qualname.split(".")[len(init.file.module.split(".")):], attr, memo)
         if new is None:
             return None
         edits = line_edits(text, new)
@@ -432,78 +433,6 @@ def _plain(v, depth: int) -> bool:
     if v.kinds & {"list", "dict"} and v.elem is None:
         return False
     return all(_plain(p, depth + 1) for p in parts)
-
-
-def _convert_in_init(text: str, qualparts: list[str], attr: str) -> str | None:
-    """The module with ``self.<attr> = _CompactList(self.<attr>)`` as the last statement of the
-    ``__init__`` named by ``qualparts`` (Class.__init__, Outer.Class.__init__) and the class
-    ``_CompactList`` defined after the imports (once); None when the constructor cannot take it
-    (a ``return`` in it: the conversion would be skipped on that path)."""
-    import libcst as cst
-    import libcst.matchers as m
-
-    try:
-        module = cst.parse_module(text)
-    except Exception:
-        return None
-    if len(qualparts) < 2 or qualparts[-1] != "__init__" or "<locals>" in qualparts:
-        return None
-    class_path = qualparts[:-1]
-
-    class Convert(cst.CSTTransformer):
-        def __init__(self):
-            self.stack: list[str] = []
-            self.done = False
-            self.blocked = False
-
-        def visit_ClassDef(self, node):
-            self.stack.append(node.name.value)
-
-        def leave_ClassDef(self, original, updated):
-            self.stack.pop()
-            return updated
-
-        def leave_FunctionDef(self, original, updated):
-            if self.stack != class_path or original.name.value != "__init__" or self.done:
-                return updated
-            if m.findall(original.body, m.Return()) or m.findall(original.body, m.Yield()):
-                self.blocked = True
-                return updated
-            line = cst.parse_statement(f"self.{attr} = {COMPACT_NAME}(self.{attr})\n")
-            body = updated.body
-            self.done = True
-            return updated.with_changes(body=body.with_changes(body=(*body.body, line)))
-
-        def visit_FunctionDef(self, node):
-            return self.stack == class_path and node.name.value == "__init__"
-
-    converter = Convert()
-    updated = module.visit(converter)
-    if not converter.done or converter.blocked:
-        return None
-    defined = any(
-        isinstance(stmt, cst.ClassDef) and stmt.name.value == COMPACT_NAME for stmt in updated.body
-    )
-    if not defined:
-        statements = list(updated.body)
-        at = 0
-        for i, stmt in enumerate(statements):
-            if isinstance(stmt, cst.SimpleStatementLine) and all(
-                isinstance(s, (cst.Import, cst.ImportFrom)) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.SimpleString) and i == 0)
-                for s in stmt.body
-            ):
-                at = i + 1
-            else:
-                break
-        helper = cst.parse_module(COMPACT_SOURCE.lstrip("\n")).body
-        helper = [h.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for h in helper]
-        statements[at:at] = helper
-        if at < len(statements) - len(helper):
-            nxt = statements[at + len(helper)]
-            if hasattr(nxt, "leading_lines"):
-                statements[at + len(helper)] = nxt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *[l for l in nxt.leading_lines if l.comment is not None]])
-        updated = updated.with_changes(body=statements)
-    return updated.code
 
 
 def _elem_words(value) -> str:

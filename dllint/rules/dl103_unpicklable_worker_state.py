@@ -360,10 +360,12 @@ class UnpicklableWorkerState(Rule):
 
     @staticmethod
     def _partial_fix(project, path, span, partial, add_import) -> Fix | None:
-        from dllint.fixes.cst import source_of
+        from dllint.fixes.cst import source_of, statement_source
         from dllint.fixes.partial import lambda_to_partial
 
-        made = lambda_to_partial(source_of(project, path), span, partial, add_import)
+        # only the lambda's statement is parsed, unless an import must be added to the module
+        src = source_of(project, path) if add_import else statement_source(project, path, span)
+        made = lambda_to_partial(src, span, partial, add_import)
         if not made or not made[1]:
             return None
         return Fix("unsafe", f"Replace the lambda with `{made[0]}`", made[1])

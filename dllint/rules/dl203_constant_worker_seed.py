@@ -199,7 +199,7 @@ class ConstantWorkerSeed(Rule):
             away: non-persistent workers restart each epoch with the same seeds, so every epoch
             replays exactly the same augmentations, and every DDP rank draws the same numbers
             (tanelp.github.io "Using PyTorch + NumPy? You're making a mistake"; pytorch/pytorch#5059,
-            facebookresearch/fairseq#1383, open-mmlab/OpenPCDet#886).
+            open-mmlab/OpenPCDet#886).
             """,
         "Example": """
             ```python
