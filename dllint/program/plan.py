@@ -51,7 +51,9 @@ def demands(model) -> tuple[set[str], dict[str, frozenset[str]]]:
             fn = facts.functions.get(qualname)
             if fn is None or fn.nested:
                 continue
-            if model.function_loaders(FuncRef(facts, fn), 0, frozenset()):
+            with model.quietly():  # which of the parsed functions start workers: no new files
+                starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
+            if starts_workers:
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
 

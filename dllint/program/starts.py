@@ -7,6 +7,8 @@ through to torch's checks. DL303 and DL305 ask these questions.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from dllint.names import DATALOADER, canonical
 from dllint.model import LoaderCall, Value
 from dllint.program.refs import ClassRef, FuncRef, Loader
@@ -25,6 +27,11 @@ NON_ITERATING = frozenset(
     }
 )
 NON_ITERATING_CALLS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "rich.progress.track"})
+
+
+@contextmanager
+def _same():
+    yield
 
 
 class Starts:
@@ -300,7 +307,10 @@ class Starts:
             for callee, args in self.passing_calls(facts):
                 if not args:
                     continue
-                target = self.resolve(callee, facts.root)
+                # only a call that may pass a loader needs its callee's file parsed (planning)
+                passes_loader = any(self.loaders_for(facts, source) for _pos, source in args)
+                with self.quietly(not passes_loader) if not self._quiet else _same():
+                    target = self.resolve(callee, facts.root)
                 if isinstance(target, FuncRef):
                     out.setdefault(target.key, []).append((facts, args, callee))
         self.__dict__["_caller_map"] = out
