@@ -30,7 +30,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from dllint.model import Diagnostic
-from dllint.textutil import line_starts, newline_of, offset
+from dllint.textutil import display_path, line_starts, newline_of, offset
 
 MAX_PASSES = 10
 _LINE_PREFIX = re.compile(r"^syntax error at line \d+: ")
@@ -330,13 +330,6 @@ def _where(d: Diagnostic, shown) -> str:
     return f"{d.code} at {shown(d.path)}:{row}"
 
 
-def _display(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
-
 
 def _mapper(old: str, new: str, ranges: list[tuple[int, int, str]]):
     """A function mapping a (row, col) of ``old`` to the interval of (row, col) in ``new`` where
@@ -489,7 +482,7 @@ class _Pass:
         return self.settle(self.settle(kept, rest[:half]), rest[half:])
 
 
-def fix_loop(analyse, unsafe: bool, shown=_display) -> tuple[FixResult, object]:
+def fix_loop(analyse, unsafe: bool, shown=display_path) -> tuple[FixResult, object]:
     """Run ``analyse(overlay)`` (returning an Analysis), apply allowed fixes, repeat until stable.
 
     A fix is kept only when the fixed text parses (ast and libcst) and re-linting it adds no

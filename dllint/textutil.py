@@ -50,3 +50,15 @@ def clip_code(text: str, width: int) -> str:
         inner = text[1:].split("`", 1)[0]
         return f"`{clip(inner, max(width - 2, 8))}`"
     return clip(text, width)
+
+
+def display_path(path: str, start: str | None = None) -> str:
+    """A path as the user would write it: relative to the current directory (or ``start``) when
+    below it."""
+    import os
+
+    try:
+        rel = os.path.relpath(path, start)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel

@@ -16,6 +16,7 @@ from dllint.fix import NOT_WATCHED, fix_loop, fixed_bytes, unified_diff, write_f
 from dllint.report import FORMATS, MACHINE_FORMATS, ReportContext, render
 from dllint.report.statistics import attach_sources, render_fixes, render_statistics
 from dllint.rules import all_rules
+from dllint.textutil import display_path
 
 FINISHED = False  # set once check runs: the program may then leave without teardown
 
@@ -97,14 +98,6 @@ def open_cache(root: str, cache_dir: str | None):
     except OSError:
         return None
 
-
-def display(path: str) -> str:
-    """A path as the user would write it: relative to the current directory when below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def use_color() -> bool:
@@ -195,7 +188,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             for where, why in errors:  # skipped, but never without a word (as ruff does)
                 if where not in warned:
                     warned.add(where)
-                    click.echo(f"dllint: warning: cannot read directory {display(where)}: {why}; skipped", err=True)
+                    click.echo(f"dllint: warning: cannot read directory {display_path(where)}: {why}; skipped", err=True)
             if [os.path.abspath(p) for p in paths] == [root]:
                 engine.root_files = found  # the same walk the engine would make of the project
             return found
@@ -218,7 +211,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             # the cache can only make a run faster: data read from it that a rule cannot use
             # (a damaged or crafted .dllint_cache/) means the run is made again without reading it
             click.echo(
-                f"dllint: warning: the cache {display(cache.directory)} gave data dllint cannot use "
+                f"dllint: warning: the cache {display_path(cache.directory)} gave data dllint cannot use "
                 f"({type(exc).__name__}); analysed again without reading it (`dllint clean` removes it)",
                 err=True,
             )

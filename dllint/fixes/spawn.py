@@ -19,11 +19,11 @@ name). So the switch is offered only when
 from __future__ import annotations
 
 import ast
-import os
 
 from dllint.facts.context import FUNC_TYPES, is_main_guard_test
 from dllint.notebook import is_notebook
 from dllint.program.refs import ClassRef, FuncRef
+from dllint.textutil import display_path
 
 GUARD = '`if __name__ == "__main__":`'
 
@@ -53,13 +53,6 @@ def import_time_work(ctx) -> dict | None:
     return {"loops": loops, "calls": tuple(sorted(calls))}
 
 
-def display(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
-
 
 def spawn_blocker(model, loader, work_of) -> str | None:
     """What must change before the loader can use spawn (None: nothing). ``work_of(path)`` gives
@@ -69,10 +62,10 @@ def spawn_blocker(model, loader, work_of) -> str | None:
             if is_notebook(facts.path) or not _is_script(model, facts, work_of(facts.path)):
                 continue
             if facts.main_guard is None:
-                return f"add an {GUARD} guard to {display(facts.path)} (spawn re-imports it in every worker)"
+                return f"add an {GUARD} guard to {display_path(facts.path)} (spawn re-imports it in every worker)"
             for site in (facts.signals.get("starts") or {}).get("module", ()):
                 if model.site_loaders(facts, site):
-                    return f"move the code that starts workers at import time in {display(facts.path)} under {GUARD}"
+                    return f"move the code that starts workers at import time in {display_path(facts.path)} under {GUARD}"
         for ref in loader.datasets:
             why = _not_importable(ref.file, ref.cls.qualname, ref.cls.name, ref.cls.span.row, ref.cls.local)
             if why:
@@ -115,5 +108,5 @@ def _not_importable(facts, qualname: str, name: str, row: int, local: bool) -> s
         return f"move `{name}` out of `{outer}()` to module level (spawn pickles it by name)"
     guard = facts.main_guard
     if guard is not None and guard.contains_row(row):
-        return f"define `{name}` at the top level of {display(facts.path)}, not under {GUARD} (spawn workers do not run that block)"
+        return f"define `{name}` at the top level of {display_path(facts.path)}, not under {GUARD} (spawn workers do not run that block)"
     return None

@@ -7,7 +7,7 @@ through to torch's checks. DL303 and DL305 ask these questions.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import nullcontext
 
 from dllint.names import DATALOADER, canonical
 from dllint.model import LoaderCall, Value
@@ -27,11 +27,6 @@ NON_ITERATING = frozenset(
     }
 )
 NON_ITERATING_CALLS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "rich.progress.track"})
-
-
-@contextmanager
-def _same():
-    yield
 
 
 class Starts:
@@ -309,7 +304,7 @@ class Starts:
                     continue
                 # only a call that may pass a loader needs its callee's file parsed (planning)
                 passes_loader = any(self.loaders_for(facts, source) for _pos, source in args)
-                with self.quietly(not passes_loader) if not self._quiet else _same():
+                with self.quietly(not passes_loader) if not self._quiet else nullcontext():
                     target = self.resolve(callee, facts.root)
                 if isinstance(target, FuncRef):
                     out.setdefault(target.key, []).append((facts, args, callee))

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from dllint.model import Diagnostic
+from dllint.textutil import display_path
 
 FORMATS = {
     "text": "dllint.report.text",
@@ -36,11 +37,7 @@ class ReportContext:
     notebooks: dict = field(default_factory=dict)
 
     def display_path(self, path: str) -> str:
-        try:
-            rel = os.path.relpath(path, self.cwd)
-        except ValueError:
-            return path
-        return path if rel.startswith("..") else rel
+        return display_path(path, self.cwd)
 
 
 def render(name: str, diagnostics: list[Diagnostic], ctx: ReportContext) -> str:

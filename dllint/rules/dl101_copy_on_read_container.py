@@ -21,6 +21,7 @@ from dllint.model import Diagnostic, Fix, Span
 from dllint.program.refs import FuncRef
 from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env, replaced
 from dllint.rules.base import Rule
+from dllint.textutil import display_path
 
 PY_CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset", "ndarray-obj"})
 # element kinds a pickle round-trip gives back equal and of the same type (floats are left out:
@@ -58,13 +59,6 @@ def bounded_by_name(attr: str) -> bool:
     words = {w for w in attr.lower().strip("_").split("_") if w}
     return bool(words & BOUNDED_WORDS) or _MAP_NAME.search(attr.lower().strip("_")) is not None
 
-
-def _rel(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 class CopyOnReadContainer(Rule):
@@ -260,7 +254,7 @@ class CopyOnReadContainer(Rule):
                         continue  # another class's attribute of that name
                     if fnref.key in setup and kind != "alias":
                         continue  # while the list is built, before the conversion
-                risky.append(f"{detail} ({_rel(facts.path)}:{row})")
+                risky.append(f"{detail} ({display_path(facts.path)}:{row})")
         elem = value.elem
         if elem is None or elem.is_bottom or not _plain(elem, 0):
             return "unsafe", "its elements may not come back identical from a copy", init
@@ -312,7 +306,7 @@ class CopyOnReadContainer(Rule):
         if self._rebound(model, ref, writes):
             return None
         kinds = value.kinds & PY_CONTAINERS
-        evidence = [f"{w[0]} ({_rel(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
+        evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
         uses = [u for u in uses if u[0] in ("len", "index")]
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         size = value.size

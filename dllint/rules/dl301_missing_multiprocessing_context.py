@@ -3,19 +3,12 @@
 
 from __future__ import annotations
 
-import os
 
 from dllint.model import Diagnostic, Fix
 from dllint.names import NUM_WORKERS_POSITION
 from dllint.rules.base import Rule
+from dllint.textutil import display_path
 
-
-def display(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 class MissingMultiprocessingContext(Rule):
@@ -118,7 +111,7 @@ class MissingMultiprocessingContext(Rule):
                 fix=fix,
                 severity=self.severity,
                 details=(
-                    ("hazards", tuple(f"{s.rule} {display(s.path)}:{s.row} {s.what}" for _, s in found)),
+                    ("hazards", tuple(f"{s.rule} {display_path(s.path)}:{s.row} {s.what}" for _, s in found)),
                     *((("before spawn", blocker),) if blocker else ()),
                 ),
             )
