@@ -12,6 +12,7 @@ import pytest
 from golden import run_dllint
 
 from dllint.fixes.cst import edits_between
+from dllint.model import Span
 from dllint.textutil import line_starts, newline_of, offset
 
 
@@ -241,7 +242,9 @@ def test_libcst_parses_only_files_with_a_fixable_finding(tmp_path, monkeypatch):
     assert "frames.py" in out and "clean.py" not in out
     # the whole file once per run (shared by the rules); a keyword fix parses only its statement
     assert parsed.count("frames.py") == 1 and "clean.py" not in parsed
-    assert all(p == "frames.py" or (p in CV2_DATASET and len(p) < len(CV2_DATASET) / 2) for p in parsed), parsed
+    # (a statement nested in a function or class is parsed under a synthetic `if 1:` line)
+    statements = [p.removeprefix("if 1:\n") for p in parsed if p != "frames.py"]
+    assert statements and all(p in CV2_DATASET and len(p) < len(CV2_DATASET) / 2 for p in statements), parsed
 
 
 # ---------------------------------------------------------------------------- DL101's fix by slices
@@ -283,3 +286,54 @@ def test_compact_fix_by_slices_equals_the_whole_module_transform(name):
     for path in paths:
         for attr in ("items", "other"):
             assert convert_in_init(text, [*path, "__init__"], attr, memo) == convert_whole(text, path, attr), (name, path, attr)
+
+
+NESTED_STATEMENTS = (
+    "import torch\n"
+    "class A:\n"
+    "    def f(self, ds):\n"
+    "        if ds:\n"
+    "            loader = DataLoader(ds, num_workers=0,\n"
+    "                                persistent_workers=True)  # c\n"
+    "        else: y = DataLoader(ds, persistent_workers=True)\n"
+    "        a = 1; b = DataLoader(ds, persistent_workers=True)\n"
+    "        @dec(DataLoader(ds, persistent_workers=True))\n"
+    "        def g(): pass\n"
+    "        with DataLoader(ds, persistent_workers=True) as w:\n"
+    "            pass\n"
+    "        try:\n"
+    "            x = [DataLoader(ds, persistent_workers=True)]\n"
+    "        except OSError:\n"
+    "            z = DataLoader(ds, persistent_workers=True); q = 2 # t\n"
+    "        return DataLoader(ds, persistent_workers=True)\n"
+    "loader = DataLoader(ds, persistent_workers=True)\n"
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("indent", ["    ", "\t"])
+def test_statement_source_gives_the_edits_of_the_whole_module(newline, indent):
+    """A statement nested in a class and function is parsed alone (under a synthetic `if 1:`),
+    and every keyword edit made through it equals the edit made on the whole module."""
+    import ast as _ast
+
+    from dllint.fixes.cst import CstSource, statement_source
+    from dllint.fixes.keywords import guard_keyword, remove_keyword
+
+    text = NESTED_STATEMENTS.replace("    ", indent).replace("\n", newline)
+
+    class Project:
+        def source(self, path):
+            return text
+
+    project = Project()
+    calls = [n for n in _ast.walk(_ast.parse(text)) if isinstance(n, _ast.Call) and getattr(n.func, "id", "") == "DataLoader"]
+    assert len(calls) == 9
+    narrowed = 0
+    for node in calls:
+        span = Span(node.lineno, node.col_offset + 1, node.end_lineno, node.end_col_offset + 1)
+        part = statement_source(project, "m.py", span)
+        narrowed += len(part.text) < len(text) / 3
+        for make in (lambda s: remove_keyword(s, span, "persistent_workers"), lambda s: guard_keyword(s, span, "persistent_workers", "n")):
+            assert make(part) == make(CstSource(text)) is not None
+    assert narrowed >= 7  # all but those sharing a line with a compound statement's header

@@ -95,38 +95,107 @@ def source_of(project, path: str) -> CstSource:
 
 
 def statement_source(project, path: str, span: Span) -> CstSource:
-    """A CstSource of only the top-level statement(s) on the rows of ``span`` (whole lines, with
-    decorators and the statements sharing those lines), for fixes that edit inside one statement:
-    a keyword of one call in a 12 MB module does not build that module's concrete syntax tree. The
-    whole file when its top-level rows are not known (it does not parse with ``ast``)."""
+    """A CstSource of only the statement(s) on the rows of ``span`` (whole lines, with decorators
+    and the statements sharing those lines), for fixes that edit inside one statement: a keyword of
+    one call in a 12 MB module, or in a method of a 2,000-line class, does not build the concrete
+    syntax tree of the module or the class. The innermost block holding the span is used: a
+    statement nested in a function or class is parsed under a synthetic ``if 1:`` line (its own
+    indentation kept, so its text and columns are the file's). The whole file when it does not
+    parse with ``ast``."""
     memo = project.__dict__.setdefault("_cst_statements", {})
-    rows = memo.get(path)
     text = project.source(path)
-    if rows is None:
+    if path not in memo:
         import ast
 
         try:
-            body = ast.parse(text).body
+            memo[path] = ast.parse(text).body
         except (SyntaxError, ValueError, MemoryError, RecursionError):
-            body = None
-        rows = memo[path] = None if body is None else [
-            (min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]), s.end_lineno or s.lineno) for s in body
-        ]
-    if not rows:
+            memo[path] = None
+    body = memo[path]
+    if not body:
         return source_of(project, path)
-    first, last = span.row, span.end_row
-    for a, b in rows:  # widen to whole statements, and to the statements sharing their rows
-        if a <= last and b >= first:
-            first, last = min(first, a), max(last, b)
     starts = line_starts(text)
-    if first > len(starts):
-        return source_of(project, path)
-    found = memo.get((path, first, last))
+    found = _statement_rows(body, span, text, starts)
     if found is None:
+        return source_of(project, path)
+    first, last, nested = found
+    key = (path, first, last)
+    src = memo.get(key)
+    if src is None:
         lo = starts[first - 1]
         hi = starts[last] if last < len(starts) else len(text)
-        found = memo[(path, first, last)] = CstSource(text[lo:hi], first)
+        if nested:
+            src = CstSource("if 1:" + newline_of(text) + text[lo:hi], first - 1)
+        else:
+            src = CstSource(text[lo:hi], first)
+        memo[key] = src
+    return src
+
+
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _statement_rows(body, span: Span, text: str, starts) -> tuple[int, int, bool] | None:
+    """(first row, last row, nested) of the statements of the innermost block that hold ``span``."""
+    found = None
+    block, nested = body, False
+    while True:
+        lo, hi = span.row, span.end_row
+        hits = []
+        for s in block:  # widen to whole statements, and to the statements sharing their rows
+            a = min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+            b = s.end_lineno or s.lineno
+            if a <= hi and b >= lo:
+                lo, hi = min(lo, a), max(hi, b)
+                hits.append(s)
+        if not hits or (nested and not _whole_lines(hits, text, starts)):
+            break
+        found = (lo, hi, nested)
+        inner = _inner_block(hits, span) if len(hits) == 1 else None
+        if inner is None:
+            break
+        block, nested = inner, True
+    if found is None or found[0] > len(starts):
+        return None
     return found
+
+
+def _inner_block(hits, span: Span):
+    """The child block of the one compound statement in ``hits`` that holds ``span`` entirely and
+    starts on a row after the statement's header; None when the span is in the header."""
+    (stmt,) = hits
+    blocks = [getattr(stmt, name, None) for name in _BLOCKS]
+    blocks += [h.body for h in getattr(stmt, "handlers", ())]
+    blocks += [c.body for c in getattr(stmt, "cases", ())]
+    for block in blocks:
+        if not isinstance(block, list) or not block or not hasattr(block[0], "lineno"):
+            continue
+        a = min([block[0].lineno, *(d.lineno for d in getattr(block[0], "decorator_list", ()))])
+        b = block[-1].end_lineno or block[-1].lineno
+        if a <= span.row and span.end_row <= b and a > stmt.lineno:
+            return block
+    return None
+
+
+def _whole_lines(hits, text: str, starts) -> bool:
+    """The statements start their first line (only indentation before them) and end their last
+    one (only a comment or a semicolon after them)."""
+    def line(row: int) -> bytes:
+        lo = starts[row - 1]
+        hi = starts[row] if row < len(starts) else len(text)
+        return text[lo:hi].encode("utf-8", "surrogatepass")
+
+    head = hits[0]
+    decorators = getattr(head, "decorator_list", ())
+    top = min([head, *decorators], key=lambda n: (n.lineno, n.col_offset))
+    if top is not head:  # a decorator: `@` sits one column before the expression
+        if line(top.lineno)[: top.col_offset].rstrip()[:-1].strip():
+            return False
+    elif line(head.lineno)[: head.col_offset].strip():
+        return False
+    tail = hits[-1]
+    rest = line(tail.end_lineno)[tail.end_col_offset :].lstrip(b"; \t").strip()
+    return not rest or rest.startswith(b"#")
 
 
 def add_imports(module, modules: list[str]):
