@@ -132,6 +132,7 @@ class IgnoreRule:
     regex: re.Pattern
     negate: bool
     dir_only: bool
+    name: str | None = None  # a plain name without `/` or glob characters: matches a path component
 
 
 def parse_gitignore(text: str) -> list[IgnoreRule]:
@@ -153,7 +154,8 @@ def parse_gitignore(text: str) -> list[IgnoreRule]:
         line = line.lstrip("/")
         body = _glob_to_regex(line)
         regex = f"^{body}(?:/.*)?$" if anchored else f"^(?:.*/)?{body}(?:/.*)?$"
-        rules.append(IgnoreRule(re.compile(regex), negate, dir_only))
+        plain = not anchored and not any(c in line for c in "*?[\\/")
+        rules.append(IgnoreRule(re.compile(regex), negate, dir_only, line if plain else None))
     return rules
 
 
@@ -172,6 +174,7 @@ class IgnoreStack:
 
     def __init__(self, entries: tuple[tuple[str, list[IgnoreRule]], ...] = ()):
         self.entries = entries
+        self._combined = None  # computed on first use
 
     def push(self, directory: str) -> "IgnoreStack":
         """The stack with this directory's .gitignore (and, at a repository root, .git/info/exclude)."""
@@ -182,6 +185,33 @@ class IgnoreStack:
         return IgnoreStack(self.entries + extra) if extra else self
 
     def ignored(self, path: str, is_dir: bool) -> bool:
+        combined = self._combined
+        if combined is None:
+            combined = self._combined = _combine(self.entries)
+        if combined is not False:  # no `!` rule: ignored when any rule matches
+            for base, names, regex, dir_names, dir_regex in combined:
+                if path.startswith(base + "/"):
+                    rel = path[len(base) + 1 :]
+                else:
+                    rel = os.path.relpath(path, base).replace(os.sep, "/")
+                    if rel.startswith(".."):
+                        continue
+                components = rel.split("/")
+                if names and not names.isdisjoint(components):
+                    return True
+                if regex is not None and regex.match(rel):
+                    return True
+                if is_dir:
+                    if dir_names and not dir_names.isdisjoint(components):
+                        return True
+                    if dir_regex is not None and dir_regex.match(rel):
+                        return True
+                elif len(components) > 1:
+                    if dir_names and not dir_names.isdisjoint(components[:-1]):
+                        return True
+                    if dir_regex is not None and any(dir_regex.match("/".join(components[: i + 1])) for i in range(len(components) - 1)):
+                        return True
+            return False
         result = False
         for base, rules in self.entries:
             rel = os.path.relpath(path, base).replace(os.sep, "/")
@@ -202,6 +232,24 @@ class IgnoreStack:
         return result
 
 
+def _combine(entries):
+    """Per ignore file: (base, names any component may equal, one regex of the other rules, names
+    a parent directory may equal, one regex of the other directory-only rules); False when some
+    rule negates (then order decides: rule by rule)."""
+    out = []
+    for base, rules in entries:
+        if any(rule.negate for rule in rules):
+            return False
+        parts = []
+        for dir_only in (False, True):
+            mine = [r for r in rules if r.dir_only == dir_only]
+            names = frozenset(r.name for r in mine if r.name is not None)
+            other = [r.regex.pattern for r in mine if r.name is None]
+            parts.append((names, re.compile("|".join(f"(?:{p})" for p in other)) if other else None))
+        out.append((base, *parts[0], *parts[1]))
+    return out
+
+
 # ---------------------------------------------------------------------------- excludes
 
 
@@ -212,9 +260,13 @@ class Excluder:
         self.root = root
         self.patterns = [p.rstrip("/") for p in patterns]
         self._regexes = [re.compile(fnmatch.translate(p)) for p in self.patterns]
+        names_only = self.patterns and not any("/" in p for p in self.patterns)
+        self._names = re.compile("|".join(f"(?:{r.pattern})" for r in self._regexes)) if names_only else None
 
     def excluded(self, path: str) -> bool:
         name = os.path.basename(path)
+        if self._names is not None:  # no pattern with a `/`: only the name decides
+            return bool(self._names.match(name))
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
         absolute = os.path.abspath(path).replace(os.sep, "/")
         for pattern, regex in zip(self.patterns, self._regexes):

@@ -66,3 +66,31 @@ def test_module_names_and_project_root(tmp_path):
     assert (m.module, m.is_package) == ("pkg", True)
     assert module_name(str(script)).module == "train"
     assert find_project_root([str(script)]) == str(tmp_path)
+
+
+def test_combined_ignore_matching_equals_rule_by_rule():
+    """Without `!` rules, the stack matches each .gitignore with one set of names and one regex;
+    it must decide exactly as the rules do one by one, for files and directories, in nested
+    ignore files."""
+    import random
+
+    from dllint.discover import IgnoreStack
+
+    words = ["build", "data", "out", "a", "b.py", "*.py", "*.log", "ckpt*", "x/y", "/top", "docs/", "a/", "**/gen", "c?t", "[ab].txt", "logs/**"]
+    names = ["build", "data", "out", "a", "b.py", "c.py", "top", "docs", "gen", "cat", "a.txt", "logs", "x", "y", "ckpt1", "q.log"]
+    rnd = random.Random(7)
+    checked = 0
+    for _ in range(300):
+        outer = parse_gitignore("\n".join(rnd.sample(words, rnd.randint(1, 6))))
+        inner = parse_gitignore("\n".join(rnd.sample(words, rnd.randint(0, 4))))
+        entries = (("/r", outer),) + ((("/r/sub", inner),) if inner else ())
+        fast = IgnoreStack(entries)
+        slow = IgnoreStack(entries)
+        slow._combined = False  # force the rule-by-rule path
+        for _ in range(30):
+            depth = rnd.randint(1, 4)
+            path = "/r/" + "/".join(rnd.choice(names + ["sub"]) for _ in range(depth))
+            for is_dir in (False, True):
+                assert fast.ignored(path, is_dir) == slow.ignored(path, is_dir), (path, is_dir, outer, inner)
+                checked += 1
+    assert checked == 300 * 30 * 2
