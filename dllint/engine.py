@@ -164,6 +164,7 @@ class Engine:
     def _analyse(self, targets, enabled, overlay, explicit, watch=frozenset()) -> Analysis:
         overlay = overlay or {}
         explicit = explicit or set()
+        self._focus = None
         target_set = set(targets)
         paths = sorted(set(self.project_files()) | target_set | set(overlay))
         data: dict[str, bytes] = {}
@@ -196,6 +197,14 @@ class Engine:
         oversized = too_large(data, entries, self.settings.max_file_size)  # DL000, not analysed (dllint/limits.py)
         # notebooks are always read (their JSON, not the stat cache): keyed by those bytes
         notebook_hashes = {p: content_hash(b) for p, b in data.items() if p.endswith(".ipynb")} if cache is not None else {}
+        # files named on the command line (a pre-commit hook's staged files, the editor's open
+        # document): the analysis starts from them, and planning brings in what they reach and the
+        # files that use them by name (dllint/program/plan.py, ``focus``); the project's other
+        # notebooks are not read
+        seeded = self.prefilter and bool(target_set) and target_set <= explicit | set(overlay)
+        if seeded:
+            for path in [p for p in data if p.endswith(".ipynb") and p not in target_set]:
+                del data[path]
         notebooks = self._read_notebooks(data, read_errors)
         result_key = None
         if (
@@ -223,7 +232,10 @@ class Engine:
             return self._cached_facts(selected, names, data, entries, read_errors, items)
 
         try:
-            if not self.prefilter:
+            if seeded:
+                wanted = {p for p in target_set if (p in data or p in entries) and (p in explicit or not _is_stub(p, explicit))}
+                self._focus = frozenset(wanted)
+            elif not self.prefilter:
                 for path in list(entries):
                     self._read_into(path, data, entries, read_errors)
                 wanted = {p for p in data if not _is_stub(p, explicit)}
@@ -398,7 +410,7 @@ class Engine:
 
     def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None) -> set[str]:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides)."""
-        missed, names = demands(index)
+        missed, names = demands(index, self._focus)
         new = {p for p in missed if p not in facts}
         names = {n: w for n, w in names.items() if seen_names.get(n) != w}
         seen_names.update(names)

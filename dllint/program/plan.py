@@ -20,17 +20,33 @@ Rounds repeat until nothing new is needed; the final model is then built once.
 
 from __future__ import annotations
 
-from dllint.program.refs import FuncRef
+from dllint.program.refs import ClassRef, FuncRef
 
 
-def demands(model) -> tuple[set[str], dict[str, frozenset[str]]]:
-    """(paths the structural questions reached, {name: module words} to look for in files)."""
+def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]]]:
+    """(paths the structural questions reached, {name: module words} to look for in files).
+
+    ``focus``: the files named on the command line, when the analysis starts from them (a
+    pre-commit hook's staged files, the editor's document). Then only what is connected to them is
+    followed: their classes and functions, the classes deriving from those, and the functions that
+    call those (a builder returning their Dataset, an entry script calling their loader's function),
+    never every Dataset of every file parsed on the way."""
+    keep = _connected(model, focus) if focus is not None else None
+    if keep is not None:  # the bases of the named files' classes decide which are Datasets
+        with model.quietly(False):
+            for cls in model.classes():
+                if cls.key in keep[0]:
+                    model.mro(cls)
     for loader in model.loaders:
+        if keep is not None and loader.file.path not in focus:
+            continue
         for targets in model.loader_callables(loader).values():
             for fn, _ in model.reachable(targets).values():
                 _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
     for cls in model.dataset_classes():
+        if keep is not None and cls.key not in keep[0]:
+            continue
         for fn, _ in model.worker_functions(cls).values():
             _device_modules(model, fn, cls)
         init = model.find_method(cls, "__init__")
@@ -38,8 +54,14 @@ def demands(model) -> tuple[set[str], dict[str, frozenset[str]]]:
             model.reachable([init], cls)
         names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
     for cls in model.classes():
+        if keep is not None and cls.key not in keep[0]:
+            continue
         if model.is_loader_class(cls.cls.qualname, cls.file.root):
             names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
+    if keep is not None:  # functions that return what they build from one of those Datasets
+        for path, qualname in keep[1]:
+            if path not in focus and "." not in qualname:
+                names.setdefault(qualname, set()).update(_module_words(model.files[path].module))
     # functions a loader with workers is passed to; functions that start workers, and their callers
     with model.quietly(False):
         model.caller_map()
@@ -49,13 +71,63 @@ def demands(model) -> tuple[set[str], dict[str, frozenset[str]]]:
             continue
         for qualname in starts["functions"]:
             fn = facts.functions.get(qualname)
-            if fn is None or fn.nested:
+            if fn is None or fn.nested or (keep is not None and (facts.path, qualname) not in keep[2]):
                 continue
             with model.quietly():  # which of the parsed functions start workers: no new files
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             if starts_workers:
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
+
+
+def _connected(model, focus: frozenset[str]) -> tuple[set, set, set]:
+    """(class keys, function keys, caller keys) connected to the files of ``focus``: their classes
+    and the classes deriving from them; their functions and the functions elsewhere that return
+    what they build from one of those Dataset classes or such a function (builders), without making
+    a loader themselves (``get_dataset(cfg)`` returning ``CocoDataset(...)``); those functions and
+    the functions that call one of them (an entry script that reaches a loader may set its start
+    method; callers further away are not followed: the analysis of one file stays small)."""
+    classes: set = set()
+    functions: set = set()
+    others: list[ClassRef] = []
+    calls: list[tuple[tuple, list]] = []
+    with model.quietly():
+        for facts in list(model.files.values()):
+            mine = facts.path in focus
+            for cls in facts.classes.values():
+                ref = ClassRef(facts, cls)
+                if mine:
+                    classes.add(ref.key)
+                else:
+                    others.append(ref)
+            scopes = {call.scope for call in facts.loaders}
+            for fn in facts.functions.values():
+                if mine:
+                    functions.add((facts.path, fn.qualname))
+                elif fn.calls and not fn.nested:
+                    targets = [model.resolve(c.target, facts.root) for c in fn.calls if c.kind == "ref"]
+                    builder = bool(fn.returns) and fn.qualname not in scopes
+                    calls.append(((facts.path, fn.qualname), builder, [t.key for t in targets if isinstance(t, (ClassRef, FuncRef))]))
+        changed = True
+        while changed:
+            changed = False
+            for ref in others:
+                if ref.key not in classes and any(base.key in classes for base in model.mro(ref)[1:]):
+                    classes.add(ref.key)
+                    changed = True
+        datasets = {c.key for c in model.dataset_classes() if c.key in classes}
+        callers = set(functions)
+        changed = True
+        while changed:
+            changed = False
+            for key, builder, targets in calls:
+                if builder and key not in functions and any(t in datasets or t in functions for t in targets):
+                    functions.add(key)
+                    changed = True
+        for key, _, targets in calls:  # one call away: a named file's caller, not its callers' callers
+            if any(t in functions for t in targets):
+                callers.add(key)
+    return classes, functions, callers
 
 
 def _device_modules(model, fn: FuncRef, cls) -> None:

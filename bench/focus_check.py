@@ -1,0 +1,81 @@
+"""Does analysing a file alone (``dllint check FILE``, as pre-commit and the editor run it) find
+what the whole-project run finds in that file?
+
+    python bench/focus_check.py REPO [--sample N] [--seed S] [--jobs J]
+
+Runs the whole project once (no cache), then each file that has a finding, plus N sampled files
+the pre-filter selects that have none, alone (``Engine.analyse([file], explicit={file})``, no
+cache), and prints per file the findings only one of the two runs has and the time of the run
+alone. Findings are compared by (path, row, column, code, message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from dllint.config import Settings  # noqa: E402
+from dllint.engine import Engine  # noqa: E402
+
+
+def key(d):
+    return (d.path, d.span.row, d.span.col, d.code, d.message)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("repo")
+    parser.add_argument("--sample", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=0, help="at most this many files with findings")
+    args = parser.parse_args()
+    root = os.path.abspath(args.repo)
+    engine = Engine(Settings(), root, jobs=args.jobs, cache=None)
+    enabled = {r.code for r in engine.rules}
+    files = engine.project_files()
+    start = time.perf_counter()
+    whole = engine.analyse(files, enabled)
+    print(f"whole project: {len(whole.diagnostics)} findings, {whole.analysed} files parsed, {time.perf_counter() - start:.1f} s")
+    by_file: dict[str, set] = {}
+    for d in whole.diagnostics:
+        by_file.setdefault(d.path, set()).add(key(d))
+    chosen = sorted(by_file)
+    if args.limit:
+        chosen = chosen[: args.limit]
+    rest = sorted(p for p in files if p not in by_file and p.endswith(".py") and engine.triggers(open(p, "rb").read()))
+    random.Random(args.seed).shuffle(rest)
+    chosen += rest[: args.sample]
+    same = differ = 0
+    times = []
+    for path in chosen:
+        engine = Engine(Settings(), root, jobs=args.jobs, cache=None)
+        start = time.perf_counter()
+        alone = engine.analyse([path], enabled, None, {path})
+        took = time.perf_counter() - start
+        times.append(took)
+        got = {key(d) for d in alone.diagnostics if d.code != "DL000"}
+        want = {k for k in by_file.get(path, set()) if k[3] != "DL000"}
+        rel = os.path.relpath(path, root)
+        if got == want:
+            same += 1
+            print(f"same    {took:5.1f} s {alone.analysed:4d} files  {rel} ({len(want)})")
+            continue
+        differ += 1
+        print(f"DIFFER  {took:5.1f} s {alone.analysed:4d} files  {rel}")
+        for k in sorted(want - got):
+            print(f"   only whole: {k[1]}:{k[2]} {k[3]} {k[4]}")
+        for k in sorted(got - want):
+            print(f"   only alone: {k[1]}:{k[2]} {k[3]} {k[4]}")
+    times.sort()
+    print(f"{same} same, {differ} differ; alone: median {times[len(times) // 2]:.2f} s, max {times[-1]:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
