@@ -28,24 +28,23 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
 
     ``focus``: the files named on the command line, when the analysis starts from them (a
     pre-commit hook's staged files, the editor's document). Then only what is connected to them is
-    followed: their classes and functions, the classes deriving from those, and the functions that
-    call those (a builder returning their Dataset, an entry script calling their loader's function),
-    never every Dataset of every file parsed on the way."""
-    keep = _connected(model, focus) if focus is not None else None
-    if keep is not None:  # the bases of the named files' classes decide which are Datasets
-        with model.quietly(False):
-            for cls in model.classes():
-                if cls.key in keep[0]:
-                    model.mro(cls)
+    followed (``_connected``), never every Dataset of every file parsed on the way: what their code
+    reaches, the files that use their classes and functions by name, and, one step further, the
+    loaders and entry scripts of the Datasets that use them."""
+    keep = None
+    if focus is not None:
+        keep = _connected(model, focus)
+        _reached_from(model, focus, keep)
+    classes, functions, callers, loaders = keep if keep is not None else (None, None, None, None)
     for loader in model.loaders:
-        if keep is not None and loader.file.path not in focus:
+        if loaders is not None and id(loader) not in loaders:
             continue
         for targets in model.loader_callables(loader).values():
             for fn, _ in model.reachable(targets).values():
                 _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
     for cls in model.dataset_classes():
-        if keep is not None and cls.key not in keep[0]:
+        if classes is not None and cls.key not in classes:
             continue
         for fn, _ in model.worker_functions(cls).values():
             _device_modules(model, fn, cls)
@@ -54,14 +53,28 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             model.reachable([init], cls)
         names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
     for cls in model.classes():
-        if keep is not None and cls.key not in keep[0]:
+        if classes is not None and cls.key not in classes:
             continue
         if model.is_loader_class(cls.cls.qualname, cls.file.root):
             names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
-    if keep is not None:  # functions that return what they build from one of those Datasets
-        for path, qualname in keep[1]:
-            if path not in focus and "." not in qualname:
-                names.setdefault(qualname, set()).update(_module_words(model.files[path].module))
+    if focus is not None:
+        # the files using what the named files define (a Dataset, a builder, a collate function,
+        # a helper its worker code calls), and the builders returning one of their Datasets
+        for path in focus:
+            facts = model.files.get(path)
+            if facts is None:
+                continue
+            words = _module_words(facts.module)
+            for cls in facts.classes.values():
+                if not cls.local:
+                    names.setdefault(cls.name, set()).update(words)
+            for fn in facts.functions.values():
+                if fn.cls is None and not fn.nested:
+                    names.setdefault(fn.name, set()).update(words)
+        for path, qualname in functions:
+            fn = model.files[path].functions.get(qualname) if path not in focus else None
+            if fn is not None and fn.cls is None:
+                names.setdefault(fn.name, set()).update(_module_words(model.files[path].module))
     # functions a loader with workers is passed to; functions that start workers, and their callers
     with model.quietly(False):
         model.caller_map()
@@ -71,7 +84,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             continue
         for qualname in starts["functions"]:
             fn = facts.functions.get(qualname)
-            if fn is None or fn.nested or (keep is not None and (facts.path, qualname) not in keep[2]):
+            if fn is None or fn.nested or (callers is not None and (facts.path, qualname) not in callers):
                 continue
             with model.quietly():  # which of the parsed functions start workers: no new files
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
@@ -80,17 +93,51 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
 
 
-def _connected(model, focus: frozenset[str]) -> tuple[set, set, set]:
-    """(class keys, function keys, caller keys) connected to the files of ``focus``: their classes
-    and the classes deriving from them; their functions and the functions elsewhere that return
-    what they build from one of those Dataset classes or such a function (builders), without making
-    a loader themselves (``get_dataset(cfg)`` returning ``CocoDataset(...)``); those functions and
-    the functions that call one of them (an entry script that reaches a loader may set its start
-    method; callers further away are not followed: the analysis of one file stays small)."""
+def _reached_from(model, focus: frozenset[str], keep) -> None:
+    """Ask loudly what the named files reach: their classes' bases (which are Datasets), and the
+    functions their functions and module-level code call that may start workers."""
+    classes, _, callers, _ = keep
+    with model.quietly(False):
+        for cls in model.classes():
+            if cls.key in classes:
+                model.mro(cls)
+        for path in sorted({key[0] for key in (*classes, *callers)}):  # a project DataLoader subclass
+            facts = model.files[path]
+            for call in facts.loaders:
+                model.is_loader_class(call.callee, facts.root, ask=True)
+        for path in focus:
+            facts = model.files.get(path)
+            if facts is None:
+                continue
+            for name in facts.imported_modules:  # a module may set the start method on import
+                model.module(name, facts.root)
+            for fn in facts.functions.values():
+                if not fn.nested:
+                    model.function_loaders(FuncRef(facts, fn), 0, frozenset())
+            for site in (facts.signals.get("starts") or {}).get("module", ()):
+                callee = site.get("callee")
+                target = model.resolve(callee, facts.root) if callee else None
+                if isinstance(target, FuncRef):
+                    model.function_loaders(target, 0, frozenset())
+
+
+def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
+    """What is connected to the files of ``focus``: (class keys, function keys, caller keys, ids of
+    loaders).
+
+    - classes: theirs, the classes deriving from them, the classes with a method that calls one of
+      their functions or classes (a Dataset whose ``__getitem__`` calls their helper);
+    - functions: theirs, and the functions elsewhere that return what they build from one of
+      those Dataset classes or such a function, without making a loader themselves (builders:
+      ``get_dataset(cfg)`` returning ``CocoDataset(...)``);
+    - callers: those functions and the functions that call one of them or hold a connected loader
+      (an entry script that reaches a loader may set its start method; callers further away are
+      not followed: the analysis of one file stays small);
+    - loaders: in the named files, in a caller, or given one of the connected Dataset classes."""
     classes: set = set()
     functions: set = set()
     others: list[ClassRef] = []
-    calls: list[tuple[tuple, list]] = []
+    calls: list[tuple[tuple, bool, list, str | None]] = []
     with model.quietly():
         for facts in list(model.files.values()):
             mine = facts.path in focus
@@ -104,10 +151,11 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set]:
             for fn in facts.functions.values():
                 if mine:
                     functions.add((facts.path, fn.qualname))
-                elif fn.calls and not fn.nested:
+                elif fn.calls:
                     targets = [model.resolve(c.target, facts.root) for c in fn.calls if c.kind == "ref"]
-                    builder = bool(fn.returns) and fn.qualname not in scopes
-                    calls.append(((facts.path, fn.qualname), builder, [t.key for t in targets if isinstance(t, (ClassRef, FuncRef))]))
+                    builder = bool(fn.returns) and not fn.nested and fn.qualname not in scopes
+                    keys = [t.key for t in targets if isinstance(t, (ClassRef, FuncRef))]
+                    calls.append(((facts.path, fn.qualname), builder, keys, fn.cls))
         changed = True
         while changed:
             changed = False
@@ -116,18 +164,32 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set]:
                     classes.add(ref.key)
                     changed = True
         datasets = {c.key for c in model.dataset_classes() if c.key in classes}
-        callers = set(functions)
         changed = True
         while changed:
             changed = False
-            for key, builder, targets in calls:
+            for key, builder, targets, _ in calls:
                 if builder and key not in functions and any(t in datasets or t in functions for t in targets):
                     functions.add(key)
                     changed = True
-        for key, _, targets in calls:  # one call away: a named file's caller, not its callers' callers
-            if any(t in functions for t in targets):
+        callers = set(functions)
+        for key, _, targets, cls in calls:  # one call away
+            if any(t in functions or t in classes for t in targets):
                 callers.add(key)
-    return classes, functions, callers
+                if cls is not None:
+                    classes.add((key[0], cls))
+        loaders = set()
+        for loader in model.loaders:
+            if loader.file.path in focus or (loader.file.path, loader.call.scope) in callers:
+                loaders.add(id(loader))
+        for loader in model.loaders:  # what a connected loader is given is connected
+            if id(loader) in loaders:
+                classes.update(d.key for d in loader.datasets)
+        for cls in model.dataset_classes():
+            if cls.key in classes:
+                for loader in model.loaders_using(cls):
+                    loaders.add(id(loader))
+                    callers.add((loader.file.path, loader.call.scope))
+    return classes, functions, callers, loaders
 
 
 def _device_modules(model, fn: FuncRef, cls) -> None:

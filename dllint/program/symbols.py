@@ -287,11 +287,13 @@ class Symbols:
     def dataset_classes(self) -> list[ClassRef]:
         return [c for c in self.classes() if self.is_dataset(c)]
 
-    def is_loader_class(self, qualname: str, root: str | None) -> bool:
+    def is_loader_class(self, qualname: str, root: str | None, ask: bool = False) -> bool:
+        """A DataLoader class (torch's, a library's, a project subclass). Asked quietly, unless
+        ``ask`` (planning: the class's file is then wanted when it is not parsed)."""
         qualname = canonical(qualname) or ""
         if qualname in self.loader_classes:
             return True
-        with self.quietly():
+        with self.quietly(not ask):
             return self._is_loader_class(qualname, root)
 
     def _is_loader_class(self, qualname: str, root: str | None) -> bool:
