@@ -412,6 +412,14 @@ class Engine:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides)."""
         missed, names = demands(index, self._focus)
         new = {p for p in missed if p not in facts}
+        if self._focus is not None:  # the modules a named file imports that a whole run would parse
+            entries = entries if entries is not None else {}
+            read_errors = read_errors if read_errors is not None else {}
+            for path in self._focus:
+                if path in index.files:
+                    for imported in index.imports_of(index.files[path]):
+                        if imported not in facts and self._matches(imported, self.triggers, self.triggers.key, data, entries, read_errors):
+                            new.add(imported)
         names = {n: w for n, w in names.items() if seen_names.get(n) != w}
         seen_names.update(names)
         if names:

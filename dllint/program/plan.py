@@ -23,6 +23,7 @@ from __future__ import annotations
 from dllint.program.refs import ClassRef, FuncRef
 
 
+
 def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]]]:
     """(paths the structural questions reached, {name: module words} to look for in files).
 
@@ -40,7 +41,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         if loaders is not None and id(loader) not in loaders:
             continue
         for targets in model.loader_callables(loader).values():
-            for fn, _ in model.reachable(targets).values():
+            for fn, _ in _reach(model, targets, None, focus).values():
                 _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
     for cls in model.dataset_classes():
@@ -50,7 +51,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             _device_modules(model, fn, cls)
         init = model.find_method(cls, "__init__")
         if init is not None:
-            model.reachable([init], cls)
+            _reach(model, [init], cls, focus)
         names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
     for cls in model.classes():
         if classes is not None and cls.key not in classes:
@@ -64,7 +65,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             facts = model.files.get(path)
             if facts is None:
                 continue
-            words = _module_words(facts.module)
+            words = _import_words(facts.module)
             for cls in facts.classes.values():
                 if not cls.local:
                     names.setdefault(cls.name, set()).update(words)
@@ -74,7 +75,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
-                names.setdefault(fn.name, set()).update(_module_words(model.files[path].module))
+                names.setdefault(fn.name, set()).update(_import_words(model.files[path].module))
     # functions a loader with workers is passed to; functions that start workers, and their callers
     with model.quietly(False):
         model.caller_map()
@@ -93,9 +94,25 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
 
 
+def _reach(model, roots: list, bound, focus) -> dict:
+    """What ``roots`` run. In a named file's analysis, only the files of the functions the roots
+    call themselves are wanted (one call away, not the call graph through a library's helpers and
+    the values it stores)."""
+    if focus is None:
+        return model.reachable(roots, bound)
+    with model.quietly():
+        found = model.reachable(roots, bound)
+    for fn in roots:
+        for call in fn.fn.calls:
+            if call.kind == "ref":
+                model.resolve(call.target, fn.file.root)
+    return found
+
+
 def _reached_from(model, focus: frozenset[str], keep) -> None:
     """Ask loudly what the named files reach: their classes' bases (which are Datasets), and the
-    functions their functions and module-level code call that may start workers."""
+    functions their module-level code calls (one may start workers at import time). The modules
+    they import that may set the start method are the engine's to find (by their trigger words)."""
     classes, _, callers, _ = keep
     with model.quietly(False):
         for cls in model.classes():
@@ -109,16 +126,9 @@ def _reached_from(model, focus: frozenset[str], keep) -> None:
             facts = model.files.get(path)
             if facts is None:
                 continue
-            for name in facts.imported_modules:  # a module may set the start method on import
-                model.module(name, facts.root)
-            for fn in facts.functions.values():
-                if not fn.nested:
-                    model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             for site in (facts.signals.get("starts") or {}).get("module", ()):
-                callee = site.get("callee")
-                target = model.resolve(callee, facts.root) if callee else None
-                if isinstance(target, FuncRef):
-                    model.function_loaders(target, 0, frozenset())
+                if site.get("callee"):
+                    model.resolve(site["callee"], facts.root)
 
 
 def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
@@ -181,6 +191,9 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
         for loader in model.loaders:
             if loader.file.path in focus or (loader.file.path, loader.call.scope) in callers:
                 loaders.add(id(loader))
+            elif any(fn.key in functions for targets in model.loader_callables(loader).values() for fn in targets):
+                loaders.add(id(loader))  # it runs one of their functions (collate_fn, worker_init_fn)
+                callers.add((loader.file.path, loader.call.scope))
         for loader in model.loaders:  # what a connected loader is given is connected
             if id(loader) in loaders:
                 classes.update(d.key for d in loader.datasets)
@@ -223,6 +236,16 @@ def _module_names(model, ir, root, attrs: set[str]) -> None:
             attrs.add(node[1])
         else:
             stack.extend(x for x in node[1:] if isinstance(x, tuple))
+
+
+def _import_words(module: str) -> set[str]:
+    """The words a file importing from ``module`` names: the module's own name or its package's
+    (``from pkg.coco import X``, ``from pkg import X`` re-exported, ``from . import coco``), not
+    the top-level package every file of a library imports from (a named file's users only)."""
+    parts = [p for p in module.split(".") if p and p != "__init__"]
+    if len(parts) >= 3:
+        parts = parts[1:]
+    return set(parts[-2:])
 
 
 def _module_words(module: str) -> set[str]:
