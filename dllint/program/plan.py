@@ -65,7 +65,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             facts = model.files.get(path)
             if facts is None:
                 continue
-            words = _import_words(facts.module)
+            words = _import_words(facts.module, own=True)
             for cls in facts.classes.values():
                 if not cls.local:
                     names.setdefault(cls.name, set()).update(words)
@@ -238,11 +238,15 @@ def _module_names(model, ir, root, attrs: set[str]) -> None:
             stack.extend(x for x in node[1:] if isinstance(x, tuple))
 
 
-def _import_words(module: str) -> set[str]:
+def _import_words(module: str, own: bool = False) -> set[str]:
     """The words a file importing from ``module`` names: the module's own name or its package's
     (``from pkg.coco import X``, ``from pkg import X`` re-exported, ``from . import coco``), not
-    the top-level package every file of a library imports from (a named file's users only)."""
+    the top-level package every file of a library imports from (a named file's users only).
+    ``own``: the module's own name only (what any of its classes and functions is imported by,
+    unless a package re-exports it; the Datasets among them are looked for more widely)."""
     parts = [p for p in module.split(".") if p and p != "__init__"]
+    if own:
+        return set(parts[-1:])
     if len(parts) >= 3:
         parts = parts[1:]
     return set(parts[-2:])
