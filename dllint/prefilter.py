@@ -112,10 +112,19 @@ class NameTest:
             for n, ws in modules.items()
             if ws
         }
+        # every name wants one of its module's words: a file without any of them (a plain substring
+        # test, done first and in C) cannot match
+        self.any_word = (
+            tuple(sorted({w.encode() for ws in modules.values() for w in ws}))
+            if modules and all(modules.values()) and len({w for ws in modules.values() for w in ws}) <= self.FIND_AT_MOST
+            else None
+        )
         key = self.regex.pattern + b"".join(m.pattern for _, m in sorted(self.modules.items()))
         self.key = hashlib.blake2b(key, digest_size=8).digest()
 
     def __call__(self, data: bytes) -> bool:
+        if self.any_word is not None and not any(w in data for w in self.any_word):
+            return False
         if self.words is not None:
             if not any(w in data for w in self.words):
                 return False

@@ -337,3 +337,13 @@ def test_statement_source_gives_the_edits_of_the_whole_module(newline, indent):
         for make in (lambda s: remove_keyword(s, span, "persistent_workers"), lambda s: guard_keyword(s, span, "persistent_workers", "n")):
             assert make(part) == make(CstSource(text)) is not None
     assert narrowed >= 7  # all but those sharing a line with a compound statement's header
+
+
+def test_dl101_fixed_goldens_define_the_helper_once():
+    """Several DL101 fixes in one file share one `_CompactList` class (the edits of each fix are
+    the changed lines only, so the helper's insertion is the same edit and is merged)."""
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    fixed = [p for p in root.rglob("*fixed*") if p.is_file() and p.suffix in (".fixed", ".py") or p.name.endswith("-fixed")]
+    counted = [p.read_text(encoding="utf-8").count("class _CompactList") for p in fixed if p.is_file()]
+    assert any(c == 1 for c in counted)
+    assert all(c <= 1 for c in counted), [str(p) for p, c in zip(fixed, counted) if c > 1]

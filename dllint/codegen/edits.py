@@ -14,8 +14,18 @@ def line_edits(old: str, new: str) -> tuple[Edit, ...]:
     lines (from the start of its first line to the start of the line after its last)."""
     a = old.splitlines(keepends=True)
     b = new.splitlines(keepends=True)
+    # the common first and last lines are left out of the matcher (it is quadratic in the lines
+    # between, and a module holds many identical blank lines)
+    lo = 0
+    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
+        hi += 1
     edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(None, a[lo : len(a) - hi], b[lo : len(b) - hi], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        i1, i2, j1, j2 = i1 + lo, i2 + lo, j1 + lo, j2 + lo
         if tag != "equal":
             # edits are written with "\n"; applying them uses the file's own line ending
             content = "".join(b[j1:j2]).replace("\r\n", "\n").replace("\r", "\n")

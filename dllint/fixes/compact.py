@@ -221,11 +221,29 @@ def _nested_init(init: ast.AST) -> bool:
     return False
 
 
+def _returns_anywhere(body) -> bool:
+    """A ``return`` or ``yield`` anywhere in ``body`` (nested functions included, as libcst's
+    ``matchers.findall`` saw them; that module takes a second to import)."""
+    import libcst as cst
+
+    class Find(cst.CSTVisitor):
+        found = False
+
+        def visit_Return(self, node):
+            self.found = True
+
+        def visit_Yield(self, node):
+            self.found = True
+
+    finder = Find()
+    body.visit(finder)
+    return finder.found
+
+
 def _transform(module, class_path: list[str], attr: str, add_helper: bool, indent: str | None = None, checked: bool = False) -> str | None:
     """``checked``: the first matching constructor is known (from ``ast``) to hold no return,
     yield or inner ``def __init__``: no function body and no class off the path is walked."""
     import libcst as cst
-    import libcst.matchers as m
 
     class Convert(cst.CSTTransformer):
         def __init__(self):
@@ -245,7 +263,7 @@ def _transform(module, class_path: list[str], attr: str, add_helper: bool, inden
         def leave_FunctionDef(self, original, updated):
             if self.stack != class_path or original.name.value != "__init__" or self.done:
                 return updated
-            if not checked and (m.findall(original.body, m.Return()) or m.findall(original.body, m.Yield())):
+            if not checked and _returns_anywhere(original.body):
                 self.blocked = True
                 return updated
             line = cst.parse_statement(f"self.{attr} = {COMPACT_NAME}(self.{attr})\n")

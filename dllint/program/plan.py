@@ -94,18 +94,28 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
 
 
+FOCUS_CALL_DEPTH = 2
+
+
 def _reach(model, roots: list, bound, focus) -> dict:
     """What ``roots`` run. In a named file's analysis, only the files of the functions the roots
-    call themselves are wanted (one call away, not the call graph through a library's helpers and
+    call, and of the functions those call, are wanted (``FOCUS_CALL_DEPTH`` calls away: a helper
+    reading a manifest through another helper; not the call graph through a library's helpers and
     the values it stores)."""
     if focus is None:
         return model.reachable(roots, bound)
     with model.quietly():
         found = model.reachable(roots, bound)
-    for fn in roots:
-        for call in fn.fn.calls:
-            if call.kind == "ref":
-                model.resolve(call.target, fn.file.root)
+    frontier = list(roots)
+    for _ in range(FOCUS_CALL_DEPTH):
+        callees = []
+        for fn in frontier:
+            for call in fn.fn.calls:
+                if call.kind == "ref":
+                    target = model.resolve(call.target, fn.file.root)
+                    if isinstance(target, FuncRef):
+                        callees.append(target)
+        frontier = callees
     return found
 
 
