@@ -36,6 +36,42 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return fields
 
 
+# the fields that can hold nodes, from the node classes' signatures ("Name(identifier id, expr_context
+# ctx)"): identifiers, strings, constants and ints never are; reversed (a stack pops them in order)
+_SCALAR_FIELD_TYPES = frozenset({"identifier", "string", "constant", "int"})
+_NODE_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+_SIGNATURE = re.compile(r"^\w+\((.*)\)$")
+
+
+def _node_fields(kind: type) -> tuple[tuple[str, bool], ...]:
+    """(field, holds a list) for each field of ``kind`` that can hold a node, last field first."""
+    found = _NODE_FIELDS.get(kind)
+    if found is not None:
+        return found
+    types: dict[str, str] = {}
+    m = _SIGNATURE.match((kind.__doc__ or "").strip())
+    if m:
+        for part in m.group(1).split(","):
+            words = part.split()
+            if len(words) == 2:
+                types[words[1]] = words[0]
+    out = []
+    for name in _child_fields(kind):
+        tp = types.get(name)
+        if tp is None:  # not in the signature: every field visited with checks (in _build)
+            out = None
+            break
+        if tp.rstrip("*?") in _SCALAR_FIELD_TYPES:
+            continue
+        out.append((name, tp.endswith("*")))
+    if out is None:
+        found = tuple((name, None) for name in reversed(_child_fields(kind)))
+    else:
+        found = tuple(reversed(out))
+    _NODE_FIELDS[kind] = found
+    return found
+
+
 def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
     """``ast.iter_child_nodes`` without the context and operator singletons."""
     for name in _child_fields(type(node)):
@@ -147,47 +183,68 @@ class FileContext:
     # ------------------------------------------------------------------ building
 
     def _build(self) -> None:
-        self._scope_of_node[id(self.tree)] = self.module_scope
-        self._visit_block(self.tree.body, self.tree, self.module_scope)
+        """Record parents, scopes and bindings, in one pass over the tree (source pre-order).
+
+        An explicit stack, not recursion: a node's handler (``_VISITORS``) records what it binds
+        and returns the children to visit when they differ from its fields' (a new scope), in
+        order; every other node's children are its node-holding fields (``_node_fields``)."""
+        tree = self.tree
+        self._scope_of_node[id(tree)] = self.module_scope
+        parents = self._parents
+        node_scope = self._node_scope
+        preorder = self._preorder
+        visitors = _VISITORS
+        table = _NODE_FIELDS
+        scope0 = self.module_scope
+        stack = [(stmt, tree, scope0) for stmt in reversed(tree.body)]
+        pop = stack.pop
+        push = stack.append
+        while stack:
+            node, parent, scope = pop()
+            nid = id(node)
+            parents[nid] = parent
+            node_scope[nid] = scope
+            preorder.append(node)
+            body = scope.body_nodes
+            if body is not None:
+                body.append(node)
+            kind = type(node)
+            handler = visitors.get(kind)
+            if handler is not None:
+                children = handler(self, node, parent, scope)
+                if children is not None:  # its own children, in order (a new scope)
+                    stack.extend(reversed(children))
+                    continue
+            fields = table.get(kind)
+            if fields is None:
+                fields = _node_fields(kind)
+            for name, many in fields:  # reversed: popped in source order
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                if many is True:
+                    for item in reversed(value):
+                        if item is not None:
+                            push((item, node, scope))
+                elif many is False:
+                    push((value, node, scope))
+                elif isinstance(value, ast.AST):  # a field not in the signature
+                    push((value, node, scope))
+                elif isinstance(value, list):
+                    for item in reversed(value):
+                        if isinstance(item, ast.AST):
+                            push((item, node, scope))
         for fn in self.functions:  # methods' self assignments, for self.attr values
             if fn.cls is not None and fn.self_name:
                 self._collect_self_assigns(fn)
 
-    def _visit_block(self, stmts, parent: ast.AST, scope: Scope) -> None:
-        for stmt in stmts:
-            self._visit(stmt, parent, scope)
-
-    def _visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-        """Record parents, scopes and bindings, in one pass over the tree."""
-        nid = id(node)
-        self._parents[nid] = parent
-        self._node_scope[nid] = scope
-        self._preorder.append(node)
-        if scope.body_nodes is not None:
-            scope.body_nodes.append(node)
-        kind = type(node)
-        handler = _VISITORS.get(kind)
-        if handler is not None and handler(self, node, parent, scope):
-            return  # it visited the children itself (a new scope)
-        fields = _CHILD_FIELDS.get(kind) or _child_fields(kind)
-        visit = self._visit
-        for name in fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        visit(item, node, scope)
-            elif isinstance(value, ast.AST):
-                visit(value, node, scope)
-
-    def _visit_def(self, node, parent, scope) -> bool:
+    def _visit_def(self, node, parent, scope) -> list:
         qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
         self._bind(scope, node.name, Binding("def", qual))
-        for dec in node.decorator_list:
-            self._visit(dec, node, scope)
-        self._visit_args_defaults(node.args, node, scope)
+        children = [(dec, node, scope) for dec in node.decorator_list]
+        self._visit_args_defaults(node.args, node, scope, children)
         if node.returns is not None:
-            self._visit(node.returns, node, scope)
+            children.append((node.returns, node, scope))
         cls_info = self.class_by_node.get(id(parent)) if scope.kind == "class" else None
         fscope = Scope("function", node, scope, qual, cls=cls_info)
         self._scope_of_node[id(node)] = fscope
@@ -203,31 +260,31 @@ class FileContext:
         info = FuncInfo(node, qual, fscope, cls_info, self_name)
         self.functions.append(info)
         self.func_by_node[id(node)] = info
-        self._visit_block(node.body, node, fscope)
-        return True
+        children.extend((stmt, node, fscope) for stmt in node.body)
+        return children
 
-    def _visit_class(self, node, parent, scope) -> bool:
+    def _visit_class(self, node, parent, scope) -> list:
         qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
         self._bind(scope, node.name, Binding("class", qual))
-        for child in (*node.decorator_list, *node.bases, *node.keywords):
-            self._visit(child, node, scope)
+        children = [(child, node, scope) for child in (*node.decorator_list, *node.bases, *node.keywords)]
         info = ClassInfo(node, qual, scope, local=self._in_function(scope))
         self.classes.append(info)
         self.class_by_node[id(node)] = info
         cscope = Scope("class", node, scope, qual)
         self._scope_of_node[id(node)] = cscope
-        self._visit_block(node.body, node, cscope)
-        return True
+        children.extend((stmt, node, cscope) for stmt in node.body)
+        return children
 
-    def _visit_lambda(self, node, parent, scope) -> bool:
+    def _visit_lambda(self, node, parent, scope) -> list:
         lscope = Scope("lambda", node, scope, f"{scope.qualname}.<lambda>")
         self._scope_of_node[id(node)] = lscope
-        self._visit_args_defaults(node.args, node, scope)
+        children: list = []
+        self._visit_args_defaults(node.args, node, scope, children)
         self._bind_params(lscope, node.args)
-        self._visit(node.body, node, lscope)
-        return True
+        children.append((node.body, node, lscope))
+        return children
 
-    def _visit_import(self, node, parent, scope) -> bool:
+    def _visit_import(self, node, parent, scope) -> None:
         for alias in node.names:
             self.imported_modules.add(alias.name)
             if alias.asname:
@@ -235,9 +292,8 @@ class FileContext:
             else:
                 top = alias.name.split(".")[0]
                 self._bind(scope, top, Binding("import", top))
-        return False
 
-    def _visit_import_from(self, node, parent, scope) -> bool:
+    def _visit_import_from(self, node, parent, scope) -> None:
         base = resolve_relative(self.module, self.is_package, node.level, node.module)
         if base is not None:
             self.imported_modules.add(base)
@@ -247,51 +303,43 @@ class FileContext:
                     continue
                 self.imported_modules.add(f"{base}.{alias.name}")
                 self._bind(scope, alias.asname or alias.name, Binding("import", f"{base}.{alias.name}"))
-        return False
 
-    def _visit_assign(self, node, parent, scope) -> bool:
+    def _visit_assign(self, node, parent, scope) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = getattr(node, "value", None)
         for target in targets:
             self._bind_target(scope, target, None if isinstance(node, ast.AugAssign) else value)
-        return False
 
-    def _visit_for(self, node, parent, scope) -> bool:
+    def _visit_for(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, None)
-        return False
 
-    def _visit_with(self, node, parent, scope) -> bool:
+    def _visit_with(self, node, parent, scope) -> None:
         for item in node.items:
             if item.optional_vars is not None:
                 self._bind_target(scope, item.optional_vars, None)
-        return False
 
-    def _visit_handler(self, node, parent, scope) -> bool:
+    def _visit_handler(self, node, parent, scope) -> None:
         if node.name:
             self._bind(scope, node.name, Binding("local"))
-        return False
 
-    def _visit_named(self, node, parent, scope) -> bool:
+    def _visit_named(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, node.value)
-        return False
 
-    def _visit_global(self, node, parent, scope) -> bool:
+    def _visit_global(self, node, parent, scope) -> None:
         for name in node.names:
             scope.bindings[name] = Binding("global")
-        return False
 
-    def _visit_comprehension(self, node, parent, scope) -> bool:
+    def _visit_comprehension(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, None, comprehension=True)
-        return False
 
-    def _visit_args_defaults(self, args: ast.arguments, parent: ast.AST, scope: Scope) -> None:
+    def _visit_args_defaults(self, args: ast.arguments, parent: ast.AST, scope: Scope, children: list) -> None:
         for default in (*args.defaults, *[d for d in args.kw_defaults if d is not None]):
-            self._visit(default, parent, scope)
+            children.append((default, parent, scope))
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if arg is not None:
                 self._parents[id(arg)] = parent
                 if arg.annotation is not None:
-                    self._visit(arg.annotation, arg, scope)
+                    children.append((arg.annotation, arg, scope))
 
     def _bind_params(self, scope: Scope, args: ast.arguments) -> None:
         positional = args.posonlyargs + args.args
