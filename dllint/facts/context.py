@@ -39,13 +39,16 @@ def _child_fields(kind: type) -> tuple[str, ...]:
 # the fields that can hold nodes, from the node classes' signatures ("Name(identifier id, expr_context
 # ctx)"): identifiers, strings, constants and ints never are; reversed (a stack pops them in order)
 _SCALAR_FIELD_TYPES = frozenset({"identifier", "string", "constant", "int"})
-_NODE_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+NODE_FIELDS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
+_NODE_FIELDS_REVERSED: dict[type, tuple[tuple[str, bool | None], ...]] = {}
 _SIGNATURE = re.compile(r"^\w+\((.*)\)$")
 
 
-def _node_fields(kind: type) -> tuple[tuple[str, bool], ...]:
-    """(field, holds a list) for each field of ``kind`` that can hold a node, last field first."""
-    found = _NODE_FIELDS.get(kind)
+def node_fields(kind: type) -> tuple[tuple[str, bool | None], ...]:
+    """(field, holds a list) for each field of ``kind`` that can hold a node, in order (a list may
+    hold None: a dict's ``**`` key, a missing keyword-only default). A class whose signature does
+    not name every field: all its fields, each (field, None) (to be checked)."""
+    found = NODE_FIELDS.get(kind)
     if found is not None:
         return found
     types: dict[str, str] = {}
@@ -55,20 +58,22 @@ def _node_fields(kind: type) -> tuple[tuple[str, bool], ...]:
             words = part.split()
             if len(words) == 2:
                 types[words[1]] = words[0]
-    out = []
+    out: list | None = []
     for name in _child_fields(kind):
         tp = types.get(name)
-        if tp is None:  # not in the signature: every field visited with checks (in _build)
+        if tp is None:
             out = None
             break
         if tp.rstrip("*?") in _SCALAR_FIELD_TYPES:
             continue
         out.append((name, tp.endswith("*")))
-    if out is None:
-        found = tuple((name, None) for name in reversed(_child_fields(kind)))
-    else:
-        found = tuple(reversed(out))
-    _NODE_FIELDS[kind] = found
+    found = tuple(out) if out is not None else tuple((name, None) for name in _child_fields(kind))
+    NODE_FIELDS[kind] = found
+    return found
+
+
+def _node_fields_reversed(kind: type) -> tuple[tuple[str, bool | None], ...]:
+    found = _NODE_FIELDS_REVERSED[kind] = tuple(reversed(node_fields(kind)))
     return found
 
 
@@ -97,7 +102,7 @@ class Binding:
 
 
 class Scope:
-    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes")
+    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes", "by_type")
 
     def __init__(self, kind: str, node: ast.AST, parent: "Scope | None", qualname: str, cls=None):
         self.kind = kind  # module | function | class | lambda
@@ -107,12 +112,16 @@ class Scope:
         self.bindings: dict[str, Binding] = {}
         self.cls = cls  # for a method's scope: the ClassInfo it belongs to
         # the nodes a walk of this function's body yields (lambdas share their function's list)
+        # and the same nodes by type (each list in pre-order)
         if kind == "function":
             self.body_nodes: list | None = []
+            self.by_type: dict[type, list] | None = {}
         elif kind == "lambda" and parent is not None:
             self.body_nodes = parent.body_nodes
+            self.by_type = parent.by_type
         else:
             self.body_nodes = None
+            self.by_type = None
 
 
 @dataclass(slots=True)
@@ -169,6 +178,7 @@ class FileContext:
         self._scope_of_node: dict[int, Scope] = {}
         self._node_scope: dict[int, Scope] = {}  # every visited node -> the scope its names use
         self._preorder: list[ast.AST] = []  # every visited node, in source (pre-)order
+        self._groups: dict[type, list[ast.AST]] = {}  # the same nodes by type
         self.classes: list[ClassInfo] = []
         self.functions: list[FuncInfo] = []
         self.class_by_node: dict[int, ClassInfo] = {}
@@ -193,8 +203,9 @@ class FileContext:
         parents = self._parents
         node_scope = self._node_scope
         preorder = self._preorder
+        groups = self._groups
         visitors = _VISITORS
-        table = _NODE_FIELDS
+        table = _NODE_FIELDS_REVERSED
         scope0 = self.module_scope
         stack = [(stmt, tree, scope0) for stmt in reversed(tree.body)]
         pop = stack.pop
@@ -205,10 +216,19 @@ class FileContext:
             parents[nid] = parent
             node_scope[nid] = scope
             preorder.append(node)
+            kind = type(node)
+            group = groups.get(kind)
+            if group is None:
+                group = groups[kind] = []
+            group.append(node)
             body = scope.body_nodes
             if body is not None:
                 body.append(node)
-            kind = type(node)
+                by_type = scope.by_type
+                group = by_type.get(kind)
+                if group is None:
+                    group = by_type[kind] = []
+                group.append(node)
             handler = visitors.get(kind)
             if handler is not None:
                 children = handler(self, node, parent, scope)
@@ -217,7 +237,7 @@ class FileContext:
                     continue
             fields = table.get(kind)
             if fields is None:
-                fields = _node_fields(kind)
+                fields = _node_fields_reversed(kind)
             for name, many in fields:  # reversed: popped in source order
                 value = getattr(node, name, None)
                 if value is None:
@@ -403,12 +423,14 @@ class FileContext:
 
     def _collect_self_assigns(self, fn: FuncInfo) -> None:
         assigns = fn.cls.self_assigns
-        for node in self.walk_function(fn.node):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
+        for node in self.function_nodes(fn.node, ast.Assign, ast.AnnAssign, ast.AugAssign):
+            kind = type(node)
+            if kind is ast.Assign:
+                for target in node.targets:
                     self._self_target(fn, target, node.value, assigns)
-            elif isinstance(node, ast.AugAssign):
+            elif kind is ast.AnnAssign:
+                self._self_target(fn, node.target, node.value, assigns)
+            else:
                 self._self_target(fn, node.target, None, assigns)
 
     def _self_target(self, fn: FuncInfo, target, value, assigns) -> None:
@@ -490,20 +512,30 @@ class FileContext:
         self._cache[key] = out
         return out
 
+    def function_nodes(self, fn_node: ast.AST, *kinds: type) -> "list[ast.AST] | tuple":
+        """The nodes of the given types in ``walk_function(fn_node)``, in the same order (a shared
+        list: not to be changed)."""
+        scope = self._scope_of_node.get(id(fn_node))
+        if scope is None or scope.kind != "function" or scope.by_type is None:
+            return [n for n in self.walk_function(fn_node) if type(n) in kinds]
+        by_type = scope.by_type
+        if len(kinds) == 1:
+            return by_type.get(kinds[0], ())
+        present = [k for k in kinds if k in by_type]
+        if len(present) <= 1:
+            return by_type[present[0]] if present else ()
+        return [n for n in scope.body_nodes if type(n) in kinds]
+
     def all_nodes(self) -> list[ast.AST]:
         """Every node of the module (source pre-order), recorded once and shared by every rule."""
         return self._preorder
 
     def nodes(self, *types: type) -> list[ast.AST]:
         """The module's nodes of the given types, in source order."""
-        groups = self._cache.get("groups")
-        if groups is None:
-            groups = {}
-            for node in self.all_nodes():
-                groups.setdefault(type(node), []).append(node)
-            self._cache["groups"] = groups
+        groups = self._groups  # recorded during the visit
         if len(types) == 1:
-            return groups.get(types[0], [])
+            found = groups.get(types[0])
+            return found if found is not None else []
         return [n for t in types for n in groups.get(t, ())]
 
     def in_main_guard(self, node: ast.AST) -> bool:

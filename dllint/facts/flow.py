@@ -35,6 +35,7 @@ import ast
 import sys
 from dataclasses import dataclass, field
 
+from dllint.facts.context import NODE_FIELDS, node_fields
 from dllint.names import CUDA_INIT_FUNCTIONS, SHARDING_NAMES
 
 MAX_ELTS = 8
@@ -287,35 +288,52 @@ class FlowBuilder:
         if node is None:
             return
         stack = [node]
+        pop = stack.pop
+        push = stack.append
+        table = NODE_FIELDS
+        special = _SCAN_SPECIAL
         while stack:
-            n = stack.pop()
+            n = pop()
             t = type(n)
-            if t is ast.Call:
-                self._call_effects(n)
-            elif t is ast.Subscript:
-                if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
-                    self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
-            elif t is ast.comprehension:
-                self._note_iteration(n.iter)
-            elif t is ast.YieldFrom or t is ast.Yield:
-                self.flow.yields = True
-            elif t is ast.NamedExpr and isinstance(n.target, ast.Name):
-                self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
-            elif t is ast.Lambda:
-                saved, self._lambda = self._lambda, n.lineno
-                try:
-                    self.scan(n.body)
-                finally:
-                    self._lambda = saved
-                continue
-            elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                continue
-            for name in _FIELDS.get(t) or _fields(t):
+            if t in special:
+                if t is ast.Call:
+                    self._call_effects(n)
+                elif t is ast.Subscript:
+                    if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
+                        self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
+                elif t is ast.comprehension:
+                    self._note_iteration(n.iter)
+                elif t is ast.YieldFrom or t is ast.Yield:
+                    self.flow.yields = True
+                elif t is ast.NamedExpr:
+                    if isinstance(n.target, ast.Name):
+                        self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
+                elif t is ast.Lambda:
+                    saved, self._lambda = self._lambda, n.lineno
+                    try:
+                        self.scan(n.body)
+                    finally:
+                        self._lambda = saved
+                    continue
+                else:  # a def or class: its own code is not this function's
+                    continue
+            fields = table.get(t)
+            if fields is None:
+                fields = node_fields(t)
+            for name, many in fields:  # pushed in order: popped last child first
                 value = getattr(n, name, None)
-                if isinstance(value, list):
+                if value is None:
+                    continue
+                if many is True:
+                    for v in value:
+                        if v is not None:
+                            push(v)
+                elif many is False:
+                    push(value)
+                elif isinstance(value, list):
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
-                    stack.append(value)
+                    push(value)
 
     def _note_iteration(self, node) -> None:
         while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (
@@ -593,16 +611,10 @@ def _unpack(value, i: int):
     return ("i", value, ("k", i))
 
 
-_SKIP = frozenset({"ctx", "op", "ops"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(t: type) -> tuple[str, ...]:
-    found = _FIELDS.get(t)
-    if found is None:
-        found = _FIELDS[t] = tuple(f for f in t._fields if f not in _SKIP)
-    return found
-
+# the node types scan() does more for than walking into their fields
+_SCAN_SPECIAL = frozenset(
+    {ast.Call, ast.Subscript, ast.comprehension, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+)
 
 def _keyword(call: ast.Call, name: str, position: int | None):
     for kw in call.keywords:

@@ -177,9 +177,10 @@ def extract_starts(ctx) -> dict | None:
     for fn in ctx.functions:
         iters, params = [], []
         param_names = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
-        body = [n for n in ctx.walk_function(fn.node) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.Call))]
-        for node in body:
-            for src, _ in _iterations(ctx, [node]):
+        for node in ctx.function_nodes(fn.node, ast.For, ast.AsyncFor, ast.comprehension, ast.Call):
+            if type(node) is ast.Call and not (node.args and type(node.func) is ast.Name and node.func.id in CONSUMER_NAMES):
+                continue  # not an iteration (_iterations)
+            for src, _ in _iterations(ctx, (node,)):
                 if isinstance(src, ast.Call):
                     iters.append(("direct", (ctx.span(src).row, ctx.span(src).col)))
                 elif isinstance(src, ast.Name) and src.id in param_names:
@@ -190,7 +191,7 @@ def extract_starts(ctx) -> dict | None:
                 source = loop_source(ctx, src) if not isinstance(src, ast.Call) else None
                 if source is not None:
                     iters.append(("source", source))
-        passes = _calls_with_args(ctx, body)
+        passes = _calls_with_args(ctx, ctx.function_nodes(fn.node, ast.Call))
         if iters or params or passes:
             functions[fn.qualname] = {"iters": iters, "params": params, "param_names": param_names, "passes": passes}
     if not module_sites and not functions:
