@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -101,8 +102,25 @@ class Binding:
     default: ast.expr | None = None  # a parameter's default value
 
 
+# sets of node types asked for together (in source order) by the facts: each function's nodes of
+# these types are listed during the visit too (ctx.function_nodes)
+COMBINED_KINDS = (
+    frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign}),  # self assignments
+    frozenset({ast.Assign, ast.AnnAssign}),  # _function_facts' self writes
+    frozenset({ast.For, ast.AsyncFor, ast.comprehension, ast.Call}),  # starts: what a function iterates
+)
+_COMBINED = frozenset(COMBINED_KINDS)
+_COMBINED_BY_KIND: dict[type, tuple[frozenset, ...]] = {}
+for _kinds in COMBINED_KINDS:
+    for _kind in _kinds:
+        _COMBINED_BY_KIND[_kind] = (*_COMBINED_BY_KIND.get(_kind, ()), _kinds)
+
+
+_UNRESOLVED = object()
+
+
 class Scope:
-    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes", "by_type")
+    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes", "by_type", "resolved")
 
     def __init__(self, kind: str, node: ast.AST, parent: "Scope | None", qualname: str, cls=None):
         self.kind = kind  # module | function | class | lambda
@@ -110,12 +128,13 @@ class Scope:
         self.parent = parent
         self.qualname = qualname
         self.bindings: dict[str, Binding] = {}
+        self.resolved: dict[str, Binding | None] = {}  # FileContext.lookup's answers
         self.cls = cls  # for a method's scope: the ClassInfo it belongs to
         # the nodes a walk of this function's body yields (lambdas share their function's list)
         # and the same nodes by type (each list in pre-order)
         if kind == "function":
             self.body_nodes: list | None = []
-            self.by_type: dict[type, list] | None = {}
+            self.by_type: dict | None = defaultdict(list)
         elif kind == "lambda" and parent is not None:
             self.body_nodes = parent.body_nodes
             self.by_type = parent.by_type
@@ -178,7 +197,7 @@ class FileContext:
         self._scope_of_node: dict[int, Scope] = {}
         self._node_scope: dict[int, Scope] = {}  # every visited node -> the scope its names use
         self._preorder: list[ast.AST] = []  # every visited node, in source (pre-)order
-        self._groups: dict[type, list[ast.AST]] = {}  # the same nodes by type
+        self._groups: dict[type, list[ast.AST]] = defaultdict(list)  # the same nodes by type
         self.classes: list[ClassInfo] = []
         self.functions: list[FuncInfo] = []
         self.class_by_node: dict[int, ClassInfo] = {}
@@ -204,6 +223,7 @@ class FileContext:
         node_scope = self._node_scope
         preorder = self._preorder
         groups = self._groups
+        combos = _COMBINED_BY_KIND
         visitors = _VISITORS
         table = _NODE_FIELDS_REVERSED
         scope0 = self.module_scope
@@ -217,18 +237,16 @@ class FileContext:
             node_scope[nid] = scope
             preorder.append(node)
             kind = type(node)
-            group = groups.get(kind)
-            if group is None:
-                group = groups[kind] = []
-            group.append(node)
+            groups[kind].append(node)
             body = scope.body_nodes
             if body is not None:
                 body.append(node)
                 by_type = scope.by_type
-                group = by_type.get(kind)
-                if group is None:
-                    group = by_type[kind] = []
-                group.append(node)
+                by_type[kind].append(node)
+                combined = combos.get(kind)
+                if combined is not None:
+                    for key in combined:
+                        by_type[key].append(node)
             handler = visitors.get(kind)
             if handler is not None:
                 children = handler(self, node, parent, scope)
@@ -514,16 +532,16 @@ class FileContext:
 
     def function_nodes(self, fn_node: ast.AST, *kinds: type) -> "list[ast.AST] | tuple":
         """The nodes of the given types in ``walk_function(fn_node)``, in the same order (a shared
-        list: not to be changed)."""
+        list: not to be changed). One type, or one of the sets in ``COMBINED_KINDS``, is a list
+        recorded during the visit; other sets are read off the function's nodes."""
         scope = self._scope_of_node.get(id(fn_node))
         if scope is None or scope.kind != "function" or scope.by_type is None:
             return [n for n in self.walk_function(fn_node) if type(n) in kinds]
         by_type = scope.by_type
-        if len(kinds) == 1:
-            return by_type.get(kinds[0], ())
-        present = [k for k in kinds if k in by_type]
-        if len(present) <= 1:
-            return by_type[present[0]] if present else ()
+        key = kinds[0] if len(kinds) == 1 else frozenset(kinds)
+        if len(kinds) == 1 or key in _COMBINED:
+            found = by_type.get(key)
+            return found if found is not None else ()
         return [n for n in scope.body_nodes if type(n) in kinds]
 
     def all_nodes(self) -> list[ast.AST]:
@@ -531,7 +549,8 @@ class FileContext:
         return self._preorder
 
     def nodes(self, *types: type) -> list[ast.AST]:
-        """The module's nodes of the given types, in source order."""
+        """The module's nodes of the given types, in source order (of each type; one type after
+        the other)."""
         groups = self._groups  # recorded during the visit
         if len(types) == 1:
             found = groups.get(types[0])
@@ -597,7 +616,17 @@ class FileContext:
     # ------------------------------------------------------------------ names
 
     def lookup(self, name: str, scope: Scope) -> Binding | None:
-        """Python's lookup: this scope, enclosing functions (not classes), the module."""
+        """Python's lookup: this scope, enclosing functions (not classes), the module (memoized
+        per scope: asked only once the visit has recorded every binding)."""
+        if scope is None:
+            return None
+        resolved = scope.resolved
+        found = resolved.get(name, _UNRESOLVED)
+        if found is _UNRESOLVED:
+            found = resolved[name] = self._lookup(name, scope)
+        return found
+
+    def _lookup(self, name: str, scope: Scope) -> Binding | None:
         first = True
         while scope is not None:
             if first or scope.kind != "class":

@@ -292,6 +292,7 @@ class FlowBuilder:
         push = stack.append
         table = NODE_FIELDS
         special = _SCAN_SPECIAL
+        leaves = _LEAVES  # no children, no effects: not pushed
         while stack:
             n = pop()
             t = type(n)
@@ -326,10 +327,11 @@ class FlowBuilder:
                     continue
                 if many is True:
                     for v in value:
-                        if v is not None:
+                        if v is not None and type(v) not in leaves:
                             push(v)
                 elif many is False:
-                    push(value)
+                    if type(value) not in leaves:
+                        push(value)
                 elif isinstance(value, list):
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
@@ -399,9 +401,9 @@ class FlowBuilder:
             method = func.attr
             recv = func.value
             if method in MUTATORS and (call.args or call.keywords):
-                args = tuple(self.expr(a) for a in call.args)
+                args = tuple([self.expr(a) for a in call.args])
                 if method == "update" and call.keywords:
-                    args = (("D", tuple((k.arg, self.expr(k.value)) for k in call.keywords), call.lineno),)
+                    args = (("D", tuple([(k.arg, self.expr(k.value)) for k in call.keywords]), call.lineno),)
                 value = args[-1] if args else UNKNOWN
                 if method == "insert" and len(args) == 2:
                     value = args[1]
@@ -427,8 +429,8 @@ class FlowBuilder:
             self._calls.append(("ref", qual, *self._args(call), call.lineno))
 
     def _args(self, call: ast.Call):
-        args = tuple(("*", self.expr(a.value)) if isinstance(a, ast.Starred) else self.expr(a) for a in call.args)
-        kwargs = tuple((k.arg, self.expr(k.value)) for k in call.keywords)
+        args = tuple([("*", self.expr(a.value)) if type(a) is ast.Starred else self.expr(a) for a in call.args])
+        kwargs = tuple([(k.arg, self.expr(k.value)) for k in call.keywords])
         return args, kwargs
 
     # ------------------------------------------------------------------ expressions as IR
@@ -466,9 +468,9 @@ class FlowBuilder:
             else:
                 callee = UNKNOWN
             args = tuple(
-                ("*", self.expr(a.value, d)) if isinstance(a, ast.Starred) else self.expr(a, d) for a in node.args[:12]
-            )
-            kwargs = tuple((k.arg, self.expr(k.value, d)) for k in node.keywords[:MAX_KEYS])
+                [("*", self.expr(a.value, d)) if type(a) is ast.Starred else self.expr(a, d) for a in node.args[:12]]
+            ) if node.args else ()
+            kwargs = tuple([(k.arg, self.expr(k.value, d)) for k in node.keywords[:MAX_KEYS]]) if node.keywords else ()
             return ("c", callee, args, kwargs, node.lineno)
         if t is ast.Subscript:
             sl = node.slice
@@ -491,8 +493,10 @@ class FlowBuilder:
             # a dict with literal keys is a record (a config): every key is kept, up to a bound
             limit = MAX_KEYS if all(isinstance(k, ast.Constant) for k in node.keys) else MAX_ELTS
             items = tuple(
-                (self.expr(k, d) if k is not None else None, self.expr(v, d))
-                for k, v in list(zip(node.keys, node.values))[:limit]
+                [
+                    (self.expr(k, d) if k is not None else None, self.expr(v, d))
+                    for k, v in list(zip(node.keys, node.values))[:limit]
+                ]
             )
             if len(node.keys) > limit:
                 items += ((("more", len(node.keys) - limit), UNKNOWN),)
@@ -504,7 +508,7 @@ class FlowBuilder:
         if t is ast.IfExp:
             return ("u", (self.expr(node.body, d), self.expr(node.orelse, d)))
         if t is ast.BoolOp:
-            return ("u", tuple(self.expr(v, d) for v in node.values[:4]))
+            return ("u", tuple([self.expr(v, d) for v in node.values[:4]]))
         if t is ast.JoinedStr:
             first = node.values[0] if node.values else None
             prefix = first.value[:20] if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
@@ -534,16 +538,17 @@ class FlowBuilder:
             node = node.value
         if not isinstance(node, ast.Name):
             return False
-        if any(node.id in env for env in self._comp):
+        if self._comp and any(node.id in env for env in self._comp):
             return False
         binding = self.ctx.lookup(node.id, self.ctx.scope_of(node))
         return binding is None or binding.kind in ("import", "def", "class")
 
     def name(self, node: ast.Name):
         ident = node.id
-        for env in reversed(self._comp):
-            if ident in env:
-                return env[ident]
+        if self._comp:
+            for env in reversed(self._comp):
+                if ident in env:
+                    return env[ident]
         if self.self_name is not None and ident == self.self_name:
             return ("self",)
         ctx = self.ctx
@@ -611,6 +616,7 @@ def _unpack(value, i: int):
     return ("i", value, ("k", i))
 
 
+_LEAVES = frozenset({ast.Name, ast.Constant})
 # the node types scan() does more for than walking into their fields
 _SCAN_SPECIAL = frozenset(
     {ast.Call, ast.Subscript, ast.comprehension, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
