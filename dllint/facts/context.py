@@ -607,10 +607,14 @@ class FileContext:
         if lines is None:
             lines = self._cache[_SEGMENT_LINES] = _LINES_KEEPENDS.findall(self.text)
         row, col = node.lineno - 1, node.col_offset
+        # offsets count UTF-8 bytes: an ASCII line is sliced as it is
         if row == end_row - 1:
-            return lines[row].encode()[col:end_col].decode()
-        first = lines[row].encode()[col:].decode()
-        last = lines[end_row - 1].encode()[:end_col].decode()
+            line = lines[row]
+            return line[col:end_col] if line.isascii() else line.encode()[col:end_col].decode()
+        line = lines[row]
+        first = line[col:] if line.isascii() else line.encode()[col:].decode()
+        line = lines[end_row - 1]
+        last = line[:end_col] if line.isascii() else line.encode()[:end_col].decode()
         return "".join([first, *lines[row + 1 : end_row - 1], last])
 
     # ------------------------------------------------------------------ names

@@ -97,12 +97,24 @@ def _built_by_call(ctx, arg) -> bool:
     return binding is not None and binding.kind == "local" and any(isinstance(v, ast.Call) for v in binding.values)
 
 
+_NAMED = (ast.Name, ast.Attribute)
+
+
+def _names_an_argument(call: ast.Call) -> bool:
+    """An argument (positional or keyword) that is a name or an attribute."""
+    for a in call.args:
+        if type(a) in _NAMED:
+            return True
+    for k in call.keywords:
+        if type(k.value) in _NAMED:
+            return True
+    return False
+
+
 def _calls_with_args(ctx, nodes) -> list:
     out = []
     for node in nodes:
-        if isinstance(node, ast.Call) and any(
-            isinstance(a, (ast.Name, ast.Attribute)) for a in (*node.args, *(k.value for k in node.keywords))
-        ):
+        if type(node) is ast.Call and _names_an_argument(node):
             args = _call_args(ctx, node)
             if not args:
                 continue
