@@ -369,7 +369,7 @@ class FlowBuilder:
                     self._site("load", call, f"`{ctx.segment(call, 50)}` without `map_location`")
                 return
         method = func.attr if isinstance(func, ast.Attribute) else None
-        if method is not None and not _imported_receiver(ctx, func):
+        if method in _DEVICE_METHODS and not _imported_receiver(ctx, func):
             if method == "cuda":
                 self._site("cuda", call, f"`{ctx.segment(call, 50)}`")
                 return
@@ -381,7 +381,11 @@ class FlowBuilder:
                 if dev is not None:
                     self._site("to", call, f"`{ctx.segment(call, 50)}`", self.expr(dev))
                 return
-        device = next((k.value for k in call.keywords if k.arg == "device"), None)
+        device = None
+        for k in call.keywords:
+            if k.arg == "device":
+                device = k.value
+                break
         if device is not None and qual != "torch.device":
             factory = qual is not None and qual.startswith("torch.") and not qual.startswith("torch.cuda.")
             tensor_method = method is not None and method.startswith("new_") and not _imported_receiver(ctx, func)
@@ -617,6 +621,7 @@ def _unpack(value, i: int):
 
 
 _LEAVES = frozenset({ast.Name, ast.Constant})
+_DEVICE_METHODS = frozenset({"cuda", "pin_memory", "to"})  # tensor methods that put data on a device
 # the node types scan() does more for than walking into their fields
 _SCAN_SPECIAL = frozenset(
     {ast.Call, ast.Subscript, ast.comprehension, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
