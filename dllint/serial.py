@@ -29,6 +29,7 @@ import base64
 import dataclasses
 import hashlib
 import json
+import operator
 import sys
 import typing
 from types import NoneType, UnionType
@@ -146,7 +147,7 @@ def _typed(tp):
         if len(args) == 2 and args[1] is Ellipsis:
             item = _typed(args[0])
             if item is _decode:
-                return lambda x: tuple([v if type(v) in _SCALARS else _decode(v) for v in _tagged(x, "t")])
+                return lambda x: _dec_tuple(x) if type(x) is list and x and x[0] == "t" else _tagged(x, "t")
             return lambda x: tuple([item(v) for v in _tagged(x, "t")])
         if args:
             items = [_typed(a) for a in args]
@@ -157,7 +158,7 @@ def _typed(tp):
                     raise _Bad("tuple of the wrong length")
                 return tuple([dec(v) for dec, v in zip(items, values)])
             return dec_fixed
-        return lambda x: tuple([v if type(v) in _SCALARS else _decode(v) for v in _tagged(x, "t")])
+        return lambda x: _dec_tuple(x) if type(x) is list and x and x[0] == "t" else _tagged(x, "t")
     if origin in (frozenset, set, list):
         item = _typed(args[0]) if args else _decode
         tag, make = {frozenset: ("f", frozenset), set: ("s", set), list: ("l", list)}[origin]
@@ -225,24 +226,56 @@ def _tagged(x, tag: str) -> list:
 # ---------------------------------------------------------------------------- encoding
 
 
+_PLAIN = frozenset({str, int, float, bool, NoneType})  # written as themselves
+_objects: dict[type, tuple] = {}  # dataclass -> (tag, attrgetter of its fields), once checked
+
+
+def _tuple(obj, plain=_PLAIN) -> list:
+    """A tuple (most of the data: the flow IR is nested tuples), without a call per member."""
+    out = ["t"]
+    append = out.append
+    for v in obj:
+        kind = type(v)
+        if kind in plain:
+            append(v)
+        elif kind is tuple:
+            append(_tuple(v))
+        else:
+            append(_encode(v))
+    return out
+
+
 def _encode(obj):
     kind = type(obj)
-    if kind in (str, int, float, bool) or obj is None:
+    if kind in _PLAIN:
         return obj
+    plain = _PLAIN
     if kind is tuple:
-        return ["t", *map(_encode, obj)]
-    if kind is list:
-        return ["l", *map(_encode, obj)]
+        return _tuple(obj)
     if kind is dict:
         out = ["d"]
         for k, v in obj.items():
-            out.append(_encode(k))
-            out.append(_encode(v))
+            out.append(k if type(k) in plain else _encode(k))
+            out.append(v if type(v) in plain else _encode(v))
+        return out
+    known = _objects.get(kind)
+    if known is not None and _classes.get(known[0]) is kind:
+        out = ["o", known[0]]
+        values = known[1](obj)
+        out.extend([v if type(v) in plain else _encode(v) for v in values])
+        return out
+    if kind is list:
+        out = ["l"]
+        out.extend([v if type(v) in plain else _encode(v) for v in obj])
         return out
     if kind is frozenset:
-        return ["f", *map(_encode, obj)]
+        out = ["f"]
+        out.extend([v if type(v) in plain else _encode(v) for v in obj])
+        return out
     if kind is set:
-        return ["s", *map(_encode, obj)]
+        out = ["s"]
+        out.extend([v if type(v) in plain else _encode(v) for v in obj])
+        return out
     if obj is NOCONST:
         return ["n"]
     if kind is bytes:
@@ -252,7 +285,11 @@ def _encode(obj):
     if obj is Ellipsis:
         return ["e"]
     if dataclasses.is_dataclass(obj) and _registry().get(_tag(kind)) is kind:
-        return ["o", _tag(kind), *(_encode(getattr(obj, name)) for name, _ in _class_fields(kind))]
+        names = [name for name, _ in _class_fields(kind)]
+        # attrgetter of one name returns the value itself, of several a tuple
+        getter = operator.attrgetter(*names) if len(names) > 1 else (lambda o, n=names: tuple(getattr(o, x) for x in n))
+        _objects[kind] = (_tag(kind), getter)
+        return _encode(obj)
     raise TypeError(f"not cache data: {kind.__name__}")
 
 
@@ -275,6 +312,21 @@ class _Bad(Exception):
 _SCALARS = frozenset({str, int, float, bool, NoneType})
 
 
+def _dec_tuple(x: list, scalars=_SCALARS) -> tuple:
+    """``["t", ...]`` (most of the data: the flow IR is nested tuples), without a call per member."""
+    out = []
+    append = out.append
+    for v in x[1:]:
+        kind = type(v)
+        if kind in scalars:
+            append(v)
+        elif kind is list and v and v[0] == "t":
+            append(_dec_tuple(v))
+        else:
+            append(_decode(v))
+    return tuple(out)
+
+
 def _decode(x):
     kind = type(x)
     if kind is list:
@@ -283,7 +335,7 @@ def _decode(x):
         tag = x[0]
         scalars = _SCALARS
         if tag == "t":
-            return tuple([v if type(v) in scalars else _decode(v) for v in x[1:]])
+            return _dec_tuple(x)
         if tag == "o":
             return _object(x)
         if tag == "d":
@@ -329,24 +381,37 @@ def _decode(x):
     raise _Bad(f"unexpected JSON {kind.__name__}")
 
 
+_plans: dict[type, tuple] = {}  # class -> ((field, simple type or None, decoder), ...)
+
+
+def _plan(cls: type) -> tuple:
+    found = _plans.get(cls)
+    if found is None:
+        found = _plans[cls] = tuple((name, _SIMPLE.get(dec), dec) for name, dec in _class_fields(cls))
+    return found
+
+
 def _object(x: list):
     if len(x) < 2 or type(x[1]) is not str:
         raise _Bad("object without a class")
     cls = _registry().get(x[1])
     if cls is None:
         raise _Bad(f"unknown class {x[1]}")
-    fields = _class_fields(cls)
+    fields = _plans.get(cls) or _plan(cls)
     if len(x) != 2 + len(fields):
         raise _Bad(f"{x[1]}: {len(x) - 2} fields, expected {len(fields)}")
     obj = object.__new__(cls)
     setattr_ = object.__setattr__
-    for (name, dec), raw in zip(fields, x[2:]):
-        kind = _SIMPLE.get(dec)
+    scalars = _SCALARS
+    i = 2
+    for name, kind, dec in fields:
+        raw = x[i]
+        i += 1
         if kind is not None:  # str / bool / int fields: checked here, without a call
             if type(raw) is not kind and not (kind is int and type(raw) is bool):
                 raise _Bad(f"{x[1]}.{name}: expected {kind.__name__}")
             setattr_(obj, name, raw)
-        elif dec is _decode and type(raw) in _SCALARS:
+        elif dec is _decode and type(raw) in scalars:
             setattr_(obj, name, raw)
         else:
             setattr_(obj, name, dec(raw))

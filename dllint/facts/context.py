@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -36,6 +37,47 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return fields
 
 
+# the fields that can hold nodes, from the node classes' signatures ("Name(identifier id, expr_context
+# ctx)"): identifiers, strings, constants and ints never are; reversed (a stack pops them in order)
+_SCALAR_FIELD_TYPES = frozenset({"identifier", "string", "constant", "int"})
+NODE_FIELDS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
+_NODE_FIELDS_REVERSED: dict[type, tuple[tuple[str, bool | None], ...]] = {}
+_SIGNATURE = re.compile(r"^\w+\((.*)\)$")
+
+
+def node_fields(kind: type) -> tuple[tuple[str, bool | None], ...]:
+    """(field, holds a list) for each field of ``kind`` that can hold a node, in order (a list may
+    hold None: a dict's ``**`` key, a missing keyword-only default). A class whose signature does
+    not name every field: all its fields, each (field, None) (to be checked)."""
+    found = NODE_FIELDS.get(kind)
+    if found is not None:
+        return found
+    types: dict[str, str] = {}
+    m = _SIGNATURE.match((kind.__doc__ or "").strip())
+    if m:
+        for part in m.group(1).split(","):
+            words = part.split()
+            if len(words) == 2:
+                types[words[1]] = words[0]
+    out: list | None = []
+    for name in _child_fields(kind):
+        tp = types.get(name)
+        if tp is None:
+            out = None
+            break
+        if tp.rstrip("*?") in _SCALAR_FIELD_TYPES:
+            continue
+        out.append((name, tp.endswith("*")))
+    found = tuple(out) if out is not None else tuple((name, None) for name in _child_fields(kind))
+    NODE_FIELDS[kind] = found
+    return found
+
+
+def _node_fields_reversed(kind: type) -> tuple[tuple[str, bool | None], ...]:
+    found = _NODE_FIELDS_REVERSED[kind] = tuple(reversed(node_fields(kind)))
+    return found
+
+
 def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
     """``ast.iter_child_nodes`` without the context and operator singletons."""
     for name in _child_fields(type(node)):
@@ -60,8 +102,25 @@ class Binding:
     default: ast.expr | None = None  # a parameter's default value
 
 
+# sets of node types asked for together (in source order) by the facts: each function's nodes of
+# these types are listed during the visit too (ctx.function_nodes)
+COMBINED_KINDS = (
+    frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign}),  # self assignments
+    frozenset({ast.Assign, ast.AnnAssign}),  # _function_facts' self writes
+    frozenset({ast.For, ast.AsyncFor, ast.comprehension, ast.Call}),  # starts: what a function iterates
+)
+_COMBINED = frozenset(COMBINED_KINDS)
+_COMBINED_BY_KIND: dict[type, tuple[frozenset, ...]] = {}
+for _kinds in COMBINED_KINDS:
+    for _kind in _kinds:
+        _COMBINED_BY_KIND[_kind] = (*_COMBINED_BY_KIND.get(_kind, ()), _kinds)
+
+
+_UNRESOLVED = object()
+
+
 class Scope:
-    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes")
+    __slots__ = ("kind", "node", "parent", "qualname", "bindings", "cls", "body_nodes", "by_type", "resolved")
 
     def __init__(self, kind: str, node: ast.AST, parent: "Scope | None", qualname: str, cls=None):
         self.kind = kind  # module | function | class | lambda
@@ -69,14 +128,19 @@ class Scope:
         self.parent = parent
         self.qualname = qualname
         self.bindings: dict[str, Binding] = {}
+        self.resolved: dict[str, Binding | None] = {}  # FileContext.lookup's answers
         self.cls = cls  # for a method's scope: the ClassInfo it belongs to
         # the nodes a walk of this function's body yields (lambdas share their function's list)
+        # and the same nodes by type (each list in pre-order)
         if kind == "function":
             self.body_nodes: list | None = []
+            self.by_type: dict | None = defaultdict(list)
         elif kind == "lambda" and parent is not None:
             self.body_nodes = parent.body_nodes
+            self.by_type = parent.by_type
         else:
             self.body_nodes = None
+            self.by_type = None
 
 
 @dataclass(slots=True)
@@ -133,6 +197,7 @@ class FileContext:
         self._scope_of_node: dict[int, Scope] = {}
         self._node_scope: dict[int, Scope] = {}  # every visited node -> the scope its names use
         self._preorder: list[ast.AST] = []  # every visited node, in source (pre-)order
+        self._groups: dict[type, list[ast.AST]] = defaultdict(list)  # the same nodes by type
         self.classes: list[ClassInfo] = []
         self.functions: list[FuncInfo] = []
         self.class_by_node: dict[int, ClassInfo] = {}
@@ -147,47 +212,77 @@ class FileContext:
     # ------------------------------------------------------------------ building
 
     def _build(self) -> None:
-        self._scope_of_node[id(self.tree)] = self.module_scope
-        self._visit_block(self.tree.body, self.tree, self.module_scope)
+        """Record parents, scopes and bindings, in one pass over the tree (source pre-order).
+
+        An explicit stack, not recursion: a node's handler (``_VISITORS``) records what it binds
+        and returns the children to visit when they differ from its fields' (a new scope), in
+        order; every other node's children are its node-holding fields (``_node_fields``)."""
+        tree = self.tree
+        self._scope_of_node[id(tree)] = self.module_scope
+        parents = self._parents
+        node_scope = self._node_scope
+        preorder = self._preorder
+        groups = self._groups
+        combos = _COMBINED_BY_KIND
+        visitors = _VISITORS
+        table = _NODE_FIELDS_REVERSED
+        scope0 = self.module_scope
+        stack = [(stmt, tree, scope0) for stmt in reversed(tree.body)]
+        pop = stack.pop
+        push = stack.append
+        while stack:
+            node, parent, scope = pop()
+            nid = id(node)
+            parents[nid] = parent
+            node_scope[nid] = scope
+            preorder.append(node)
+            kind = type(node)
+            groups[kind].append(node)
+            body = scope.body_nodes
+            if body is not None:
+                body.append(node)
+                by_type = scope.by_type
+                by_type[kind].append(node)
+                combined = combos.get(kind)
+                if combined is not None:
+                    for key in combined:
+                        by_type[key].append(node)
+            handler = visitors.get(kind)
+            if handler is not None:
+                children = handler(self, node, parent, scope)
+                if children is not None:  # its own children, in order (a new scope)
+                    stack.extend(reversed(children))
+                    continue
+            fields = table.get(kind)
+            if fields is None:
+                fields = _node_fields_reversed(kind)
+            for name, many in fields:  # reversed: popped in source order
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                if many is True:
+                    for item in reversed(value):
+                        if item is not None:
+                            push((item, node, scope))
+                elif many is False:
+                    push((value, node, scope))
+                elif isinstance(value, ast.AST):  # a field not in the signature
+                    push((value, node, scope))
+                elif isinstance(value, list):
+                    for item in reversed(value):
+                        if isinstance(item, ast.AST):
+                            push((item, node, scope))
         for fn in self.functions:  # methods' self assignments, for self.attr values
             if fn.cls is not None and fn.self_name:
                 self._collect_self_assigns(fn)
 
-    def _visit_block(self, stmts, parent: ast.AST, scope: Scope) -> None:
-        for stmt in stmts:
-            self._visit(stmt, parent, scope)
-
-    def _visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-        """Record parents, scopes and bindings, in one pass over the tree."""
-        nid = id(node)
-        self._parents[nid] = parent
-        self._node_scope[nid] = scope
-        self._preorder.append(node)
-        if scope.body_nodes is not None:
-            scope.body_nodes.append(node)
-        kind = type(node)
-        handler = _VISITORS.get(kind)
-        if handler is not None and handler(self, node, parent, scope):
-            return  # it visited the children itself (a new scope)
-        fields = _CHILD_FIELDS.get(kind) or _child_fields(kind)
-        visit = self._visit
-        for name in fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        visit(item, node, scope)
-            elif isinstance(value, ast.AST):
-                visit(value, node, scope)
-
-    def _visit_def(self, node, parent, scope) -> bool:
+    def _visit_def(self, node, parent, scope) -> list:
         qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
         self._bind(scope, node.name, Binding("def", qual))
-        for dec in node.decorator_list:
-            self._visit(dec, node, scope)
-        self._visit_args_defaults(node.args, node, scope)
+        children = [(dec, node, scope) for dec in node.decorator_list]
+        self._visit_args_defaults(node.args, node, scope, children)
         if node.returns is not None:
-            self._visit(node.returns, node, scope)
+            children.append((node.returns, node, scope))
         cls_info = self.class_by_node.get(id(parent)) if scope.kind == "class" else None
         fscope = Scope("function", node, scope, qual, cls=cls_info)
         self._scope_of_node[id(node)] = fscope
@@ -203,31 +298,31 @@ class FileContext:
         info = FuncInfo(node, qual, fscope, cls_info, self_name)
         self.functions.append(info)
         self.func_by_node[id(node)] = info
-        self._visit_block(node.body, node, fscope)
-        return True
+        children.extend((stmt, node, fscope) for stmt in node.body)
+        return children
 
-    def _visit_class(self, node, parent, scope) -> bool:
+    def _visit_class(self, node, parent, scope) -> list:
         qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
         self._bind(scope, node.name, Binding("class", qual))
-        for child in (*node.decorator_list, *node.bases, *node.keywords):
-            self._visit(child, node, scope)
+        children = [(child, node, scope) for child in (*node.decorator_list, *node.bases, *node.keywords)]
         info = ClassInfo(node, qual, scope, local=self._in_function(scope))
         self.classes.append(info)
         self.class_by_node[id(node)] = info
         cscope = Scope("class", node, scope, qual)
         self._scope_of_node[id(node)] = cscope
-        self._visit_block(node.body, node, cscope)
-        return True
+        children.extend((stmt, node, cscope) for stmt in node.body)
+        return children
 
-    def _visit_lambda(self, node, parent, scope) -> bool:
+    def _visit_lambda(self, node, parent, scope) -> list:
         lscope = Scope("lambda", node, scope, f"{scope.qualname}.<lambda>")
         self._scope_of_node[id(node)] = lscope
-        self._visit_args_defaults(node.args, node, scope)
+        children: list = []
+        self._visit_args_defaults(node.args, node, scope, children)
         self._bind_params(lscope, node.args)
-        self._visit(node.body, node, lscope)
-        return True
+        children.append((node.body, node, lscope))
+        return children
 
-    def _visit_import(self, node, parent, scope) -> bool:
+    def _visit_import(self, node, parent, scope) -> None:
         for alias in node.names:
             self.imported_modules.add(alias.name)
             if alias.asname:
@@ -235,9 +330,8 @@ class FileContext:
             else:
                 top = alias.name.split(".")[0]
                 self._bind(scope, top, Binding("import", top))
-        return False
 
-    def _visit_import_from(self, node, parent, scope) -> bool:
+    def _visit_import_from(self, node, parent, scope) -> None:
         base = resolve_relative(self.module, self.is_package, node.level, node.module)
         if base is not None:
             self.imported_modules.add(base)
@@ -247,51 +341,43 @@ class FileContext:
                     continue
                 self.imported_modules.add(f"{base}.{alias.name}")
                 self._bind(scope, alias.asname or alias.name, Binding("import", f"{base}.{alias.name}"))
-        return False
 
-    def _visit_assign(self, node, parent, scope) -> bool:
+    def _visit_assign(self, node, parent, scope) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = getattr(node, "value", None)
         for target in targets:
             self._bind_target(scope, target, None if isinstance(node, ast.AugAssign) else value)
-        return False
 
-    def _visit_for(self, node, parent, scope) -> bool:
+    def _visit_for(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, None)
-        return False
 
-    def _visit_with(self, node, parent, scope) -> bool:
+    def _visit_with(self, node, parent, scope) -> None:
         for item in node.items:
             if item.optional_vars is not None:
                 self._bind_target(scope, item.optional_vars, None)
-        return False
 
-    def _visit_handler(self, node, parent, scope) -> bool:
+    def _visit_handler(self, node, parent, scope) -> None:
         if node.name:
             self._bind(scope, node.name, Binding("local"))
-        return False
 
-    def _visit_named(self, node, parent, scope) -> bool:
+    def _visit_named(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, node.value)
-        return False
 
-    def _visit_global(self, node, parent, scope) -> bool:
+    def _visit_global(self, node, parent, scope) -> None:
         for name in node.names:
             scope.bindings[name] = Binding("global")
-        return False
 
-    def _visit_comprehension(self, node, parent, scope) -> bool:
+    def _visit_comprehension(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, None, comprehension=True)
-        return False
 
-    def _visit_args_defaults(self, args: ast.arguments, parent: ast.AST, scope: Scope) -> None:
+    def _visit_args_defaults(self, args: ast.arguments, parent: ast.AST, scope: Scope, children: list) -> None:
         for default in (*args.defaults, *[d for d in args.kw_defaults if d is not None]):
-            self._visit(default, parent, scope)
+            children.append((default, parent, scope))
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if arg is not None:
                 self._parents[id(arg)] = parent
                 if arg.annotation is not None:
-                    self._visit(arg.annotation, arg, scope)
+                    children.append((arg.annotation, arg, scope))
 
     def _bind_params(self, scope: Scope, args: ast.arguments) -> None:
         positional = args.posonlyargs + args.args
@@ -355,12 +441,14 @@ class FileContext:
 
     def _collect_self_assigns(self, fn: FuncInfo) -> None:
         assigns = fn.cls.self_assigns
-        for node in self.walk_function(fn.node):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
+        for node in self.function_nodes(fn.node, ast.Assign, ast.AnnAssign, ast.AugAssign):
+            kind = type(node)
+            if kind is ast.Assign:
+                for target in node.targets:
                     self._self_target(fn, target, node.value, assigns)
-            elif isinstance(node, ast.AugAssign):
+            elif kind is ast.AnnAssign:
+                self._self_target(fn, node.target, node.value, assigns)
+            else:
                 self._self_target(fn, node.target, None, assigns)
 
     def _self_target(self, fn: FuncInfo, target, value, assigns) -> None:
@@ -442,20 +530,31 @@ class FileContext:
         self._cache[key] = out
         return out
 
+    def function_nodes(self, fn_node: ast.AST, *kinds: type) -> "list[ast.AST] | tuple":
+        """The nodes of the given types in ``walk_function(fn_node)``, in the same order (a shared
+        list: not to be changed). One type, or one of the sets in ``COMBINED_KINDS``, is a list
+        recorded during the visit; other sets are read off the function's nodes."""
+        scope = self._scope_of_node.get(id(fn_node))
+        if scope is None or scope.kind != "function" or scope.by_type is None:
+            return [n for n in self.walk_function(fn_node) if type(n) in kinds]
+        by_type = scope.by_type
+        key = kinds[0] if len(kinds) == 1 else frozenset(kinds)
+        if len(kinds) == 1 or key in _COMBINED:
+            found = by_type.get(key)
+            return found if found is not None else ()
+        return [n for n in scope.body_nodes if type(n) in kinds]
+
     def all_nodes(self) -> list[ast.AST]:
         """Every node of the module (source pre-order), recorded once and shared by every rule."""
         return self._preorder
 
     def nodes(self, *types: type) -> list[ast.AST]:
-        """The module's nodes of the given types, in source order."""
-        groups = self._cache.get("groups")
-        if groups is None:
-            groups = {}
-            for node in self.all_nodes():
-                groups.setdefault(type(node), []).append(node)
-            self._cache["groups"] = groups
+        """The module's nodes of the given types, in source order (of each type; one type after
+        the other)."""
+        groups = self._groups  # recorded during the visit
         if len(types) == 1:
-            return groups.get(types[0], [])
+            found = groups.get(types[0])
+            return found if found is not None else []
         return [n for t in types for n in groups.get(t, ())]
 
     def in_main_guard(self, node: ast.AST) -> bool:
@@ -508,16 +607,30 @@ class FileContext:
         if lines is None:
             lines = self._cache[_SEGMENT_LINES] = _LINES_KEEPENDS.findall(self.text)
         row, col = node.lineno - 1, node.col_offset
+        # offsets count UTF-8 bytes: an ASCII line is sliced as it is
         if row == end_row - 1:
-            return lines[row].encode()[col:end_col].decode()
-        first = lines[row].encode()[col:].decode()
-        last = lines[end_row - 1].encode()[:end_col].decode()
+            line = lines[row]
+            return line[col:end_col] if line.isascii() else line.encode()[col:end_col].decode()
+        line = lines[row]
+        first = line[col:] if line.isascii() else line.encode()[col:].decode()
+        line = lines[end_row - 1]
+        last = line[:end_col] if line.isascii() else line.encode()[:end_col].decode()
         return "".join([first, *lines[row + 1 : end_row - 1], last])
 
     # ------------------------------------------------------------------ names
 
     def lookup(self, name: str, scope: Scope) -> Binding | None:
-        """Python's lookup: this scope, enclosing functions (not classes), the module."""
+        """Python's lookup: this scope, enclosing functions (not classes), the module (memoized
+        per scope: asked only once the visit has recorded every binding)."""
+        if scope is None:
+            return None
+        resolved = scope.resolved
+        found = resolved.get(name, _UNRESOLVED)
+        if found is _UNRESOLVED:
+            found = resolved[name] = self._lookup(name, scope)
+        return found
+
+    def _lookup(self, name: str, scope: Scope) -> Binding | None:
         first = True
         while scope is not None:
             if first or scope.kind != "class":

@@ -281,18 +281,23 @@ def _function_facts(ctx: FileContext, fn) -> FunctionFacts:
     reads: set[str] = set()
     writes: dict[str, list[Value]] = {}
     returns: list[Value] = []
-    for sub in ctx.walk_function(node):
-        if isinstance(sub, ast.Call):
-            ref = _call_ref(ctx, fn, sub)
-            if ref is not None:
-                calls.append(ref)
-        elif isinstance(sub, ast.Attribute) and fn.self_name and ctx.is_self_attr(sub, fn):
-            if isinstance(sub.ctx, ast.Load):
+    self_name = fn.self_name
+    for sub in ctx.function_nodes(node, ast.Call):
+        ref = _call_ref(ctx, fn, sub)
+        if ref is not None:
+            calls.append(ref)
+    if self_name:
+        Load, Name = ast.Load, ast.Name
+        for sub in ctx.function_nodes(node, ast.Attribute):
+            value = sub.value
+            if type(value) is Name and value.id == self_name and type(sub.ctx) is Load:
                 reads.add(sub.attr)
-        elif isinstance(sub, ast.Return) and sub.value is not None:
+    for sub in ctx.function_nodes(node, ast.Return):
+        if sub.value is not None:
             returns.append(ctx.value(sub.value))
-        elif isinstance(sub, (ast.Assign, ast.AnnAssign)) and fn.self_name:
-            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+    if self_name:
+        for sub in ctx.function_nodes(node, ast.Assign, ast.AnnAssign):
+            targets = sub.targets if type(sub) is ast.Assign else [sub.target]
             for target in targets:
                 if ctx.is_self_attr(target, fn):
                     writes.setdefault(target.attr, []).append(ctx.value(sub.value))

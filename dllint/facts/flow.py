@@ -35,6 +35,7 @@ import ast
 import sys
 from dataclasses import dataclass, field
 
+from dllint.facts.context import NODE_FIELDS, node_fields
 from dllint.names import CUDA_INIT_FUNCTIONS, SHARDING_NAMES
 
 MAX_ELTS = 8
@@ -287,35 +288,54 @@ class FlowBuilder:
         if node is None:
             return
         stack = [node]
+        pop = stack.pop
+        push = stack.append
+        table = NODE_FIELDS
+        special = _SCAN_SPECIAL
+        leaves = _LEAVES  # no children, no effects: not pushed
         while stack:
-            n = stack.pop()
+            n = pop()
             t = type(n)
-            if t is ast.Call:
-                self._call_effects(n)
-            elif t is ast.Subscript:
-                if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
-                    self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
-            elif t is ast.comprehension:
-                self._note_iteration(n.iter)
-            elif t is ast.YieldFrom or t is ast.Yield:
-                self.flow.yields = True
-            elif t is ast.NamedExpr and isinstance(n.target, ast.Name):
-                self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
-            elif t is ast.Lambda:
-                saved, self._lambda = self._lambda, n.lineno
-                try:
-                    self.scan(n.body)
-                finally:
-                    self._lambda = saved
-                continue
-            elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                continue
-            for name in _FIELDS.get(t) or _fields(t):
+            if t in special:
+                if t is ast.Call:
+                    self._call_effects(n)
+                elif t is ast.Subscript:
+                    if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
+                        self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
+                elif t is ast.comprehension:
+                    self._note_iteration(n.iter)
+                elif t is ast.YieldFrom or t is ast.Yield:
+                    self.flow.yields = True
+                elif t is ast.NamedExpr:
+                    if isinstance(n.target, ast.Name):
+                        self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
+                elif t is ast.Lambda:
+                    saved, self._lambda = self._lambda, n.lineno
+                    try:
+                        self.scan(n.body)
+                    finally:
+                        self._lambda = saved
+                    continue
+                else:  # a def or class: its own code is not this function's
+                    continue
+            fields = table.get(t)
+            if fields is None:
+                fields = node_fields(t)
+            for name, many in fields:  # pushed in order: popped last child first
                 value = getattr(n, name, None)
-                if isinstance(value, list):
+                if value is None:
+                    continue
+                if many is True:
+                    for v in value:
+                        if v is not None and type(v) not in leaves:
+                            push(v)
+                elif many is False:
+                    if type(value) not in leaves:
+                        push(value)
+                elif isinstance(value, list):
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
-                    stack.append(value)
+                    push(value)
 
     def _note_iteration(self, node) -> None:
         while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (
@@ -349,7 +369,7 @@ class FlowBuilder:
                     self._site("load", call, f"`{ctx.segment(call, 50)}` without `map_location`")
                 return
         method = func.attr if isinstance(func, ast.Attribute) else None
-        if method is not None and not _imported_receiver(ctx, func):
+        if method in _DEVICE_METHODS and not _imported_receiver(ctx, func):
             if method == "cuda":
                 self._site("cuda", call, f"`{ctx.segment(call, 50)}`")
                 return
@@ -361,7 +381,11 @@ class FlowBuilder:
                 if dev is not None:
                     self._site("to", call, f"`{ctx.segment(call, 50)}`", self.expr(dev))
                 return
-        device = next((k.value for k in call.keywords if k.arg == "device"), None)
+        device = None
+        for k in call.keywords:
+            if k.arg == "device":
+                device = k.value
+                break
         if device is not None and qual != "torch.device":
             factory = qual is not None and qual.startswith("torch.") and not qual.startswith("torch.cuda.")
             tensor_method = method is not None and method.startswith("new_") and not _imported_receiver(ctx, func)
@@ -381,9 +405,9 @@ class FlowBuilder:
             method = func.attr
             recv = func.value
             if method in MUTATORS and (call.args or call.keywords):
-                args = tuple(self.expr(a) for a in call.args)
+                args = tuple([self.expr(a) for a in call.args])
                 if method == "update" and call.keywords:
-                    args = (("D", tuple((k.arg, self.expr(k.value)) for k in call.keywords), call.lineno),)
+                    args = (("D", tuple([(k.arg, self.expr(k.value)) for k in call.keywords]), call.lineno),)
                 value = args[-1] if args else UNKNOWN
                 if method == "insert" and len(args) == 2:
                     value = args[1]
@@ -409,8 +433,8 @@ class FlowBuilder:
             self._calls.append(("ref", qual, *self._args(call), call.lineno))
 
     def _args(self, call: ast.Call):
-        args = tuple(("*", self.expr(a.value)) if isinstance(a, ast.Starred) else self.expr(a) for a in call.args)
-        kwargs = tuple((k.arg, self.expr(k.value)) for k in call.keywords)
+        args = tuple([("*", self.expr(a.value)) if type(a) is ast.Starred else self.expr(a) for a in call.args])
+        kwargs = tuple([(k.arg, self.expr(k.value)) for k in call.keywords])
         return args, kwargs
 
     # ------------------------------------------------------------------ expressions as IR
@@ -448,9 +472,9 @@ class FlowBuilder:
             else:
                 callee = UNKNOWN
             args = tuple(
-                ("*", self.expr(a.value, d)) if isinstance(a, ast.Starred) else self.expr(a, d) for a in node.args[:12]
-            )
-            kwargs = tuple((k.arg, self.expr(k.value, d)) for k in node.keywords[:MAX_KEYS])
+                [("*", self.expr(a.value, d)) if type(a) is ast.Starred else self.expr(a, d) for a in node.args[:12]]
+            ) if node.args else ()
+            kwargs = tuple([(k.arg, self.expr(k.value, d)) for k in node.keywords[:MAX_KEYS]]) if node.keywords else ()
             return ("c", callee, args, kwargs, node.lineno)
         if t is ast.Subscript:
             sl = node.slice
@@ -473,8 +497,10 @@ class FlowBuilder:
             # a dict with literal keys is a record (a config): every key is kept, up to a bound
             limit = MAX_KEYS if all(isinstance(k, ast.Constant) for k in node.keys) else MAX_ELTS
             items = tuple(
-                (self.expr(k, d) if k is not None else None, self.expr(v, d))
-                for k, v in list(zip(node.keys, node.values))[:limit]
+                [
+                    (self.expr(k, d) if k is not None else None, self.expr(v, d))
+                    for k, v in list(zip(node.keys, node.values))[:limit]
+                ]
             )
             if len(node.keys) > limit:
                 items += ((("more", len(node.keys) - limit), UNKNOWN),)
@@ -486,7 +512,7 @@ class FlowBuilder:
         if t is ast.IfExp:
             return ("u", (self.expr(node.body, d), self.expr(node.orelse, d)))
         if t is ast.BoolOp:
-            return ("u", tuple(self.expr(v, d) for v in node.values[:4]))
+            return ("u", tuple([self.expr(v, d) for v in node.values[:4]]))
         if t is ast.JoinedStr:
             first = node.values[0] if node.values else None
             prefix = first.value[:20] if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
@@ -516,16 +542,17 @@ class FlowBuilder:
             node = node.value
         if not isinstance(node, ast.Name):
             return False
-        if any(node.id in env for env in self._comp):
+        if self._comp and any(node.id in env for env in self._comp):
             return False
         binding = self.ctx.lookup(node.id, self.ctx.scope_of(node))
         return binding is None or binding.kind in ("import", "def", "class")
 
     def name(self, node: ast.Name):
         ident = node.id
-        for env in reversed(self._comp):
-            if ident in env:
-                return env[ident]
+        if self._comp:
+            for env in reversed(self._comp):
+                if ident in env:
+                    return env[ident]
         if self.self_name is not None and ident == self.self_name:
             return ("self",)
         ctx = self.ctx
@@ -593,16 +620,12 @@ def _unpack(value, i: int):
     return ("i", value, ("k", i))
 
 
-_SKIP = frozenset({"ctx", "op", "ops"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(t: type) -> tuple[str, ...]:
-    found = _FIELDS.get(t)
-    if found is None:
-        found = _FIELDS[t] = tuple(f for f in t._fields if f not in _SKIP)
-    return found
-
+_LEAVES = frozenset({ast.Name, ast.Constant})
+_DEVICE_METHODS = frozenset({"cuda", "pin_memory", "to"})  # tensor methods that put data on a device
+# the node types scan() does more for than walking into their fields
+_SCAN_SPECIAL = frozenset(
+    {ast.Call, ast.Subscript, ast.comprehension, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+)
 
 def _keyword(call: ast.Call, name: str, position: int | None):
     for kw in call.keywords:

@@ -97,12 +97,24 @@ def _built_by_call(ctx, arg) -> bool:
     return binding is not None and binding.kind == "local" and any(isinstance(v, ast.Call) for v in binding.values)
 
 
+_NAMED = (ast.Name, ast.Attribute)
+
+
+def _names_an_argument(call: ast.Call) -> bool:
+    """An argument (positional or keyword) that is a name or an attribute."""
+    for a in call.args:
+        if type(a) in _NAMED:
+            return True
+    for k in call.keywords:
+        if type(k.value) in _NAMED:
+            return True
+    return False
+
+
 def _calls_with_args(ctx, nodes) -> list:
     out = []
     for node in nodes:
-        if isinstance(node, ast.Call) and any(
-            isinstance(a, (ast.Name, ast.Attribute)) for a in (*node.args, *(k.value for k in node.keywords))
-        ):
+        if type(node) is ast.Call and _names_an_argument(node):
             args = _call_args(ctx, node)
             if not args:
                 continue
@@ -177,9 +189,10 @@ def extract_starts(ctx) -> dict | None:
     for fn in ctx.functions:
         iters, params = [], []
         param_names = [a.arg for a in (*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs)]
-        body = [n for n in ctx.walk_function(fn.node) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.Call))]
-        for node in body:
-            for src, _ in _iterations(ctx, [node]):
+        for node in ctx.function_nodes(fn.node, ast.For, ast.AsyncFor, ast.comprehension, ast.Call):
+            if type(node) is ast.Call and not (node.args and type(node.func) is ast.Name and node.func.id in CONSUMER_NAMES):
+                continue  # not an iteration (_iterations)
+            for src, _ in _iterations(ctx, (node,)):
                 if isinstance(src, ast.Call):
                     iters.append(("direct", (ctx.span(src).row, ctx.span(src).col)))
                 elif isinstance(src, ast.Name) and src.id in param_names:
@@ -190,7 +203,7 @@ def extract_starts(ctx) -> dict | None:
                 source = loop_source(ctx, src) if not isinstance(src, ast.Call) else None
                 if source is not None:
                     iters.append(("source", source))
-        passes = _calls_with_args(ctx, body)
+        passes = _calls_with_args(ctx, ctx.function_nodes(fn.node, ast.Call))
         if iters or params or passes:
             functions[fn.qualname] = {"iters": iters, "params": params, "param_names": param_names, "passes": passes}
     if not module_sites and not functions:

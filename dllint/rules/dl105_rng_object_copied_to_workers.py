@@ -113,15 +113,15 @@ class RngObjectCopiedToWorkers(Rule):
                 continue
             attrs = set()
             chained = []
-            for node in ctx.walk_function(fn.node):
+            for node in ctx.function_nodes(fn.node, ast.Call):
                 if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
+                    isinstance(node.func, ast.Attribute)
                     and node.func.attr in RESEED_METHODS
                     and ctx.is_self_attr(node.func.value, fn)
                 ):
                     attrs.add(node.func.value.attr)
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and ctx.is_self_attr(node.targets[0], fn):
+            for node in ctx.function_nodes(fn.node, ast.Assign):
+                if len(node.targets) == 1 and ctx.is_self_attr(node.targets[0], fn):
                     inner = node.value
                     if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in RESEED_METHODS:
                         inner = inner.func.value

@@ -92,30 +92,48 @@ def rel_name(qualname: str) -> str:
 WORKER_POSITION = frozenset({"id", "num_workers", "worker_id", "rank", "world_size"})
 
 
-def _shards(ctx, node) -> bool:
-    """Does this function (nested code included) split a stream by worker? A sharding helper
+def _shard_signs(ctx, sub) -> tuple[bool, bool, bool]:
+    """What one node of a function says about splitting a stream by worker: (calls a sharding
+    helper, asks for the worker info, uses a worker's position)."""
+    kind = type(sub)
+    if kind is ast.Call or kind is ast.Attribute or kind is ast.Name:
+        target = sub.func if kind is ast.Call else sub
+        qual = canonical(ctx.qualname(target))
+        if qual == GET_WORKER_INFO:
+            parent = ctx.parent(sub) if kind is ast.Call else None
+            # get_worker_info() handed straight on
+            return False, True, isinstance(parent, ast.Call) or isinstance(parent, ast.keyword)
+        if qual and qual.rsplit(".", 1)[-1] in SHARDING_NAMES and not qual.startswith("builtins.") and qual.rsplit(".", 1)[-1] != "get_worker_info":
+            return True, False, False
+        if kind is ast.Call and isinstance(sub.func, ast.Attribute) and sub.func.attr in SHARDING_NAMES - {"get_worker_info"}:
+            return True, False, False
+    return False, False, kind is ast.Attribute and sub.attr in WORKER_POSITION
+
+
+def _sharding_functions(ctx) -> list[str]:
+    """The functions that (nested code included) split a stream by worker: a sharding helper
     (``split_by_worker``, ``.shard(...)``), or ``get_worker_info()`` whose worker id or count is
     used (``info.id``, ``info.num_workers``, or the info handed on); reading only ``info.seed``
-    (to seed an RNG) is not splitting."""
-    asks = False
-    position = False
-    for sub in ast.walk(node):
-        if isinstance(sub, (ast.Call, ast.Attribute, ast.Name)):
-            target = sub.func if isinstance(sub, ast.Call) else sub
-            qual = canonical(ctx.qualname(target))
-            if qual == GET_WORKER_INFO:
-                asks = True
-                parent = ctx.parent(sub) if isinstance(sub, ast.Call) else None
-                if isinstance(parent, ast.Call) or isinstance(parent, ast.keyword):
-                    position = True  # get_worker_info() handed straight on
-                continue
-            if qual and qual.rsplit(".", 1)[-1] in SHARDING_NAMES and not qual.startswith("builtins.") and qual.rsplit(".", 1)[-1] != "get_worker_info":
-                return True
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in SHARDING_NAMES - {"get_worker_info"}:
-                return True
-        if isinstance(sub, ast.Attribute) and sub.attr in WORKER_POSITION:
-            position = True
-    return asks and position
+    (to seed an RNG) is not splitting. One look at each name, attribute and call of the file: a
+    node's signs count for every function around it."""
+    signs: dict[int, list[bool]] = {}  # def node id -> [splits, asks, position]
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for sub in ctx.nodes(ast.Call, ast.Attribute, ast.Name):
+        found = _shard_signs(ctx, sub)
+        if not (found[0] or found[1] or found[2]):
+            continue
+        for anc in ctx.ancestors(sub):
+            if type(anc) in defs:
+                mark = signs.setdefault(id(anc), [False, False, False])
+                mark[0] = mark[0] or found[0]
+                mark[1] = mark[1] or found[1]
+                mark[2] = mark[2] or found[2]
+    out = []
+    for fn in ctx.functions:
+        mark = signs.get(id(fn.node))
+        if mark is not None and (mark[0] or (mark[1] and mark[2])):
+            out.append(fn.qualname)
+    return out
 
 
 def _iter_shape(ctx, fn) -> str | None:
@@ -217,8 +235,8 @@ def _drawn_attrs(ctx, fn) -> list[str]:
     """Attributes a method draws items from one at a time: ``next(self.source)``,
     ``next(self.readers[i])`` (an iterator or a list of iterators it holds)."""
     out: list[str] = []
-    for node in ctx.walk_function(fn.node):
-        if not (isinstance(node, ast.Call) and node.args and ctx.call_name(node) == "builtins.next"):
+    for node in ctx.function_nodes(fn.node, ast.Call):
+        if not (node.args and ctx.call_name(node) == "builtins.next"):
             continue
         target = node.args[0]
         if isinstance(target, ast.Subscript):
@@ -323,7 +341,7 @@ class UnshardedIterableDataset(Rule):
     def extract(self, ctx):
         shards = []
         if any(word in ctx.text for word in SHARDING_NAMES):
-            shards = [fn.qualname for fn in ctx.functions if _shards(ctx, fn.node)]
+            shards = _sharding_functions(ctx)
         iters = {}
         delegates = {}
         draws = {}

@@ -44,7 +44,7 @@ class _Classifier:
     def __init__(self, ctx):
         self.ctx = ctx
         self.mutated_globals = {
-            name for node in ctx.all_nodes() if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names
+            name for node in ctx.nodes(ast.Global, ast.Nonlocal) for name in node.names
         }
 
     def fixed(self, node, self_name, depth=0) -> bool:
@@ -120,19 +120,17 @@ def _seed_arg(call: ast.Call):
     return None
 
 
-def _body_nodes(ctx, node):
+def _body_calls(ctx, node):
     if isinstance(node, ast.Lambda):
-        return ast.walk(node.body)
-    return ctx.walk_function(node)
+        return [n for n in ast.walk(node.body) if isinstance(n, ast.Call)]
+    return ctx.function_nodes(node, ast.Call)
 
 
 def _analyse(ctx, classifier, node, self_name, torch_name):
     """(seed calls from fixed values, calls to project functions with only fixed arguments)."""
     seeds = []
     helpers = []
-    for sub in _body_nodes(ctx, node):
-        if not isinstance(sub, ast.Call):
-            continue
+    for sub in _body_calls(ctx, node):
         callee = canonical(ctx.qualname(sub.func))
         if callee in SEED_FUNCS:
             arg = _seed_arg(sub)
