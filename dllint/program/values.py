@@ -704,6 +704,8 @@ class Values:
         if index[0] == "k" and isinstance(index[1], int):
             if base.items is not None or base.has("tuple", "list"):
                 return item_of(base, index[1])
+        if index[0] == "cmp" and (base.is_bottom or base.has("dataframe", "series")):
+            return base  # a boolean mask keeps the rows that pass: ``df[df["length"] >= n]``
         if base.has("dataframe"):
             if index[0] == "k":  # one column
                 return val("series", size=base.size, why=base.why)
@@ -1010,6 +1012,9 @@ class Values:
             elem = container(CSV_READERS[qual], val("str", size=BOUNDED), BOUNDED)
             return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),), detail=qual)
         if qual in DATAFRAME_READERS:
+            backend = self._arg(args, kwargs, None, "dtype_backend", env, depth)
+            if backend is not None and backend.detail == "pyarrow":  # strings stored as Arrow arrays
+                return val("store", detail=qual, size=UNKNOWN_SIZE)
             return val("dataframe", size=DATA, why=(("the rows of a table (`" + qual.rsplit(".", 1)[-1] + "`)", *where),))
         if qual in RNG_CTORS:
             return val("rng", detail=qual, why=((f"`{qual}(...)`", *where),))

@@ -88,6 +88,18 @@ class CopyOnReadContainer(Rule):
               `__getitem__` (or a helper it calls) indexes it with the sample index, or
               `__iter__` walks it.
 
+            A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
+            mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
+            (its rows come from a file, `__len__` measures it, or worker code takes the sample's
+            row with `.iloc[idx]` / `.loc[idx]`) and the code shows it has a string (object)
+            column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`) is passed
+            to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
+            `os.path.join`, `re.search` ...) or given a str method in worker code. Under pandas < 3
+            (or pandas 3 without pyarrow) such a column holds one Python str per row. Numeric
+            frames (numpy blocks) and frames read with `dtype_backend="pyarrow"` stay quiet. There
+            is no automatic fix for a DataFrame: convert its string columns to `string[pyarrow]`
+            or to numpy fixed-width arrays.
+
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a vocabulary deduplicated with `set`/`sorted(set(...))`), numpy arrays that are not
             `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
@@ -221,6 +233,8 @@ class CopyOnReadContainer(Rule):
         gives back equal and of the same type."""
         value = model.attr_value(ref, attr)
         advice = "store it packed: one bytes buffer and offsets (a serialized list), or a numpy/pyarrow array"
+        if value.has("dataframe") and not value.kinds & PY_CONTAINERS:
+            return "none", "convert its string columns to `string[pyarrow]` or numpy fixed-width arrays", None
         if value.kinds != frozenset({"list"}):
             return "none", f"not always a list; {advice}", None
         writes = model.attr_writes(ref, attr, include_workers=True)
@@ -299,6 +313,8 @@ class CopyOnReadContainer(Rule):
         if not writes:
             return None
         value = model.attr_value(ref, attr)
+        if value.has("dataframe") and not (value.kinds & PY_CONTAINERS) and not value.has("records"):
+            return self._judge_frame(model, ref, attr, value, writes, uses)
         if not (value.kinds & PY_CONTAINERS) and not value.has("records"):
             return None
         if value.kinds & COMPACT and not (value.kinds & PY_CONTAINERS):
@@ -340,6 +356,38 @@ class CopyOnReadContainer(Rule):
         else:
             text = what
         return text, evidence + structural
+
+    def _judge_frame(self, model, ref, attr: str, value, writes, uses):
+        """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
+        measures it, or worker code takes the sample's row with ``.iloc[idx]``), and a Python
+        container only through its object (string) columns: reported only with the evidence that
+        it has one, a cell of the sample's row used as a string or a path in worker code
+        (``sf.read(row["path"])``). Numeric frames are numpy blocks: quiet."""
+        text_uses = [u for u in uses if u[0] == "text"]
+        if not text_uses or value.kinds & (COMPACT - {"series"}):
+            return None
+        if self._rebound(model, ref, writes):
+            return None
+        uses = [u for u in uses if u[0] in ("len", "index")]
+        if value.size not in (DATA, LOAD) and not uses:
+            return None
+        if bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
+            return None
+        evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
+        evidence += [f"{how} in `{fn}`" for how, fn, _row in uses]
+        evidence.append(f"a cell of the sample's row used as a string in `{text_uses[0][1]}`")
+        what = "a DataFrame with string (object) columns"
+        if value.size in (DATA, LOAD) and value.why:
+            why = value.why[0]
+            named = re.search(r"[(]`([^`]+)`[)]$", why[0])
+            source = f"`{named.group(1)}`" if named else why[0]
+            text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
+        elif uses:
+            how, fn, _ = uses[0]
+            text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in'} `{fn}`"
+        else:
+            text = what
+        return text, evidence
 
     @staticmethod
     def _anchors(model, ref, attr):
