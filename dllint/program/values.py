@@ -937,11 +937,11 @@ class Values:
         flow = fnref.fn.flow
         if flow is None:
             return UNKNOWN
-        if flow.yields:
-            return val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
-        if not flow.returns:
+        if not flow.yields and not flow.returns:
             return val("none", size=BOUNDED)
         if depth > MAX_EVAL_DEPTH - 6:
+            if flow.yields:
+                return val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
             return UNKNOWN
         params = list(fnref.fn.params)
         if not _static(fnref.fn) and (self_cls is not None or (fnref.fn.cls is not None and params and params[0] in ("self", "cls"))):
@@ -954,10 +954,34 @@ class Values:
             binding[name] = self._eval(found, env, depth)
         cls = self_cls if self_cls is not None else self.class_of(fnref)
         callee_env = Env(fnref.file, fnref, cls, binding or None)
+        if flow.yields:
+            return self._generated(fnref, flow, callee_env, depth, bool(binding))
         out = BOTTOM
         for r in flow.returns:
             out = join(out, self._eval_fresh(r, callee_env, depth) if binding else self._eval(r, callee_env, depth))
         return out if not out.is_bottom else UNKNOWN
+
+    def _generated(self, fnref, flow, env, depth, fresh: bool) -> Val:
+        """What calling a generator function gives: a generator of what its ``yield`` statements
+        yield, as long as the loops around them (``for p in root.iterdir(): yield p``); a yield
+        in no loop is one element, a ``while`` loop an unknown number."""
+        ev = self._eval_fresh if fresh else self._eval
+        unknown = val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
+        if not flow.yielded:
+            return unknown
+        elem, size, why = BOTTOM, BOUNDED, ()
+        for value, loops in flow.yielded:
+            elem = join(elem, ev(value, env, depth))
+            for it in loops:
+                if it == ("while",):
+                    v = UNKNOWN
+                    s = UNKNOWN_SIZE
+                else:
+                    v = ev(it, env, depth)
+                    s = v.size if v.size != EMPTY else BOUNDED
+                if _SIZE_RANK[s] > _SIZE_RANK[size]:
+                    size, why = s, v.why
+        return Val(frozenset({"generator"}), elem=elem if not elem.is_bottom else None, size=size, why=why, detail=unknown.detail)
 
     def _eval_fresh(self, ir, env, depth) -> Val:
         """Evaluate under a call-specific binding (not memoized across bindings)."""
