@@ -16,7 +16,8 @@ class SampleUses:
     def sample_uses(self, ref: ClassRef) -> dict[str, list[tuple[str, str, int]]]:
         """attr -> [(how, function name, row)]: ``len`` (``__len__`` returns its length),
         ``index`` (indexed with the sample index in worker code, ``self.df.iloc[idx]`` included),
-        ``iter`` (walked by ``__iter__``), ``text`` (a table whose per-sample cell worker code
+        ``iter`` (walked by ``__iter__``), ``elements`` (each element it holds is indexed with the
+        sample index: ``for src in self.sources: src[idx]``), ``text`` (a table whose per-sample cell worker code
         uses as a string: ``sf.read(self.df.iloc[idx]["path"])``, the evidence that a DataFrame
         has object (string) columns)."""
         memo = self.__dict__.setdefault("_sample_uses", {})
@@ -46,7 +47,7 @@ class SampleUses:
             for attr, indexes in flow.indexes.items():
                 if any(_uses(ix, params, local_taint) for ix in indexes):
                     out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
-            for attr, how in sorted(_frame_uses(flow, params, local_taint)):
+            for attr, how in sorted(_frame_uses(flow, params, local_taint) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
         memo[ref.key] = out
         return out
@@ -282,12 +283,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
             return base[1][1]  # self.df["path"][idx]
         return None
 
-    exprs = [v for values in flow.locals.values() for v in values]
-    exprs += [m[1] for muts in flow.muts.values() for m in muts]
-    exprs += list(flow.returns)
-    exprs += [w[1] for writes in flow.writes.values() for w in writes]
-    for _kind, _target, args, kwargs, _row in flow.calls:
-        exprs += [a[1] if a[0] == "*" else a for a in args] + [v for _k, v in kwargs]
+    exprs = _exprs(flow)
     for _ in range(3):
         for name, values in flow.locals.items():
             for v in values:
@@ -319,3 +315,40 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
                     if c is not None:
                         out.add((c, "text"))
     return out
+
+
+def _element_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str, str]]:
+    """(attr, "elements") for a container of per-sample tables: worker code walks ``self.x`` and
+    indexes each element with the sample index (``for src in self.sources: src[idx]``), so every
+    element is as long as the data (when the elements are Python containers, not arrays or
+    tensors: the rule checks)."""
+    elements = {
+        name: v[1][1]
+        for name, values in flow.locals.items()
+        for v in values
+        if v[0] == "e" and v[1][0] == "s" and not v[2]
+    }
+    if not elements and not flow.iterates:
+        return set()
+    out: set[tuple[str, str]] = set()
+    for expr in _exprs(flow):
+        for node in _nodes(expr):
+            if node[0] != "i" or not _uses(node[2], params, local_taint):
+                continue
+            base = node[1]
+            if base[0] == "n" and base[1] in elements:
+                out.add((elements[base[1]], "elements"))
+            elif base[0] == "e" and base[1][0] == "s" and not base[2]:  # [s[idx] for s in self.x]
+                out.add((base[1][1], "elements"))
+    return out
+
+
+def _exprs(flow) -> list:
+    """The IR of every expression a flow keeps: locals, mutations, returns, writes, call arguments."""
+    exprs = [v for values in flow.locals.values() for v in values]
+    exprs += [m[1] for muts in flow.muts.values() for m in muts]
+    exprs += list(flow.returns)
+    exprs += [w[1] for writes in flow.writes.values() for w in writes]
+    for _kind, _target, args, kwargs, _row in flow.calls:
+        exprs += [a[1] if a[0] == "*" else a for a in args] + [v for _k, v in kwargs]
+    return exprs

@@ -86,7 +86,9 @@ class CopyOnReadContainer(Rule):
             - how the Dataset uses it, when its source is not visible (a library call, an
               argument nobody in the project passes): `__len__` returns its length,
               `__getitem__` (or a helper it calls) indexes it with the sample index, or
-              `__iter__` walks it.
+              `__iter__` walks it; or it holds a few Python tables that worker code indexes one
+              by one with the sample index (`for src in self.sources: src[idx]`), however few
+              (no automatic fix then: pack each table).
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -194,7 +196,7 @@ class CopyOnReadContainer(Rule):
                 if finding is None:
                     continue
                 text, evidence = finding
-                plan = self._fix_plan(model, ref, attr)
+                plan = self._fix_plan(model, ref, attr, any(u[0] == "elements" for u in uses.get(attr, ())))
                 # one finding per class that assigns the attribute, at its first assignment
                 for anchor_fn, write in self._anchors(model, ref, attr):
                     path = anchor_fn.file.path
@@ -224,7 +226,7 @@ class CopyOnReadContainer(Rule):
 
     # ----------------------------------------------------------------- the fix
 
-    def _fix_plan(self, model, ref, attr: str):
+    def _fix_plan(self, model, ref, attr: str, tables: bool = False):
         """(applicability "safe" | "unsafe" | "none", reason or advice, the __init__ to convert in).
 
         Safe only when the whole project uses the attribute as a read-only sequence (index,
@@ -237,6 +239,9 @@ class CopyOnReadContainer(Rule):
             return "none", "convert its string columns to `string[pyarrow]` or numpy fixed-width arrays", None
         if value.kinds != frozenset({"list"}):
             return "none", f"not always a list; {advice}", None
+        if tables and value.elem is not None and value.elem.kinds & (PY_CONTAINERS | {"records"}):
+            # packing the outer list would unpickle a whole table on every read
+            return "none", "each element is a table read per sample: pack each one (a serialized list or an array)", None
         writes = model.attr_writes(ref, attr, include_workers=True)
         owners = {model.class_of(fn).key for fn, _ in writes if model.class_of(fn) is not None}
         by_key = {r.key: r for r in model.mro(ref)}
@@ -323,7 +328,12 @@ class CopyOnReadContainer(Rule):
             return None
         kinds = value.kinds & PY_CONTAINERS
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
-        uses = [u for u in uses if u[0] in ("len", "index")]
+        # each element indexed per sample: a container of per-sample tables, when its elements
+        # are Python containers (a tuple of tensors indexed so is TensorDataset's compact form)
+        elem = value.elem
+        tables = elem is not None and bool(elem.kinds & (PY_CONTAINERS | {"records"})) and not elem.kinds & (COMPACT | {"ndarray"})
+        raw_uses = uses
+        uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index") or (how == "elements" and tables)]
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         size = value.size
         if size == DATA:
@@ -334,6 +344,8 @@ class CopyOnReadContainer(Rule):
             grows = bool(uses) or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
             grows = bool(uses)
+        elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
+            grows = True  # a few tables (one per source, per stem), each as long as the data
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
