@@ -462,12 +462,14 @@ class Values:
         default = flow.defaults.get(name) if flow is not None else None
         if default is not None and default != ("k", None):
             out = join(out, self._eval(default, Env(fnref.file, fnref, self_cls), 1))
-        passed = self._passed_values(fnref, name)
+        passed = self._passed_values(fnref, name, self_cls)
         if passed is None:
             out = join(out, self._unseen_param(fnref, name, out))
         else:
             out = join(out, passed)
-        if out.is_bottom:
+        if out.is_bottom and not (passed is not None and self._only_from_hierarchy(fnref, self_cls)):
+            # (an argument the instance's own class passes up from what it is building:
+            # ``super().__init__(self.files)``, nothing more than that attribute)
             out = self._unseen_param(fnref, name, out)
         return self._memo_finish(memo, key, out, saved)
 
@@ -527,11 +529,11 @@ class Values:
                 return [(m, not _static(m.fn))] if m is not None else []
         return []
 
-    def _passed_values(self, fnref, name: str) -> Val | None:
+    def _passed_values(self, fnref, name: str, self_cls=None) -> Val | None:
         """The join of what the call sites pass as parameter ``name``; None: no call site seen (or
         one passes ``*args``/``**kwargs`` that cannot be matched)."""
         params = list(fnref.fn.params)
-        sites = self.call_sites(fnref)
+        sites = self._sites_on(fnref, self_cls)
         if not sites:
             return None
         out = BOTTOM
@@ -547,6 +549,27 @@ class Values:
                 v = sized(v, v.size, None)
             out = join(out, v)
         return out if not out.is_bottom else BOTTOM
+
+    def _sites_on(self, fnref, self_cls) -> list:
+        """The call sites that run a base-class method on an instance of ``self_cls``: when a class
+        of the instance overrides it (its own ``__init__``), only the ``super().m(...)`` /
+        ``self.m(...)`` calls made in the instance's class hierarchy reach the base's method;
+        another subclass's calls, or a construction of the base, pass nothing to this instance."""
+        sites = self.call_sites(fnref)
+        if not self._only_from_hierarchy(fnref, self_cls):
+            return sites  # not overridden: constructions of the instance's class run it directly
+        mro = {r.key for r in self.mro(self_cls)}
+        return [site for site in sites if site[0].self_cls is not None and site[0].self_cls.key in mro]
+
+    def _only_from_hierarchy(self, fnref, self_cls) -> bool:
+        """``fnref`` is a base-class method that a class of the ``self_cls`` instance overrides."""
+        owner = self.class_of(fnref)
+        if self_cls is None or owner is None or owner.key == self_cls.key:
+            return False
+        if owner.key not in {r.key for r in self.mro(self_cls)}:
+            return False
+        first = self.find_method(self_cls, fnref.fn.name)
+        return first is not None and first.key != fnref.key
 
     # ------------------------------------------------------------------ the evaluator
 
@@ -587,6 +610,10 @@ class Values:
         found = self.resolve(qual, env.facts.root)
         if found is None:
             found = self._module_variable(qual, env.facts.root, depth)
+            if found is None and "." in qual:  # ``Dataset.NUM_SITES``: a class-level constant
+                owner = self.resolve(qual.rpartition(".")[0], env.facts.root)
+                if isinstance(owner, ClassRef):
+                    found = self._class_attr(owner, qual.rpartition(".")[2], depth)
             return found if found is not None else UNKNOWN
         if isinstance(found, ClassRef):
             return val("class", cls=found, detail=found.cls.qualname)
@@ -843,7 +870,14 @@ class Values:
         return UNKNOWN
 
     def _ev_union(self, ir, env, depth):
-        return join_all(self._eval(o, env, depth) for o in ir[1])
+        options = [self._eval(o, env, depth) for o in ir[1]]
+        given = [o for o in options if o.kinds == frozenset({"param"})]
+        defaults = [o for o in options if o.kinds != frozenset({"param"})]
+        if given and defaults and all(d.size == BOUNDED and d.kinds <= {"range", "list", "tuple"} for d in defaults):
+            # ``site_ids or range(1, NUM_SITES + 1)``: an argument whose callers are not seen,
+            # with a default fixed by the code, plays the default's role (a few ids)
+            return replace(join_all(options), size=BOUNDED, why=())
+        return join_all(options)
 
     def _ev_lambda(self, ir, env, depth):
         kinds = ("lambda", "local-lambda") if env.fn is not None else ("lambda",)
