@@ -388,7 +388,7 @@ class CopyOnReadContainer(Rule):
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
         evidence += [f"{how} in `{fn}`" for how, fn, _row in uses]
         evidence.append(f"a cell of the sample's row used as a string in `{text_uses[0][1]}`")
-        what = "a DataFrame with string (object) columns"
+        what = "a DataFrame with str columns"
         if value.size in (DATA, LOAD) and value.why:
             why = value.why[0]
             named = re.search(r"[(]`([^`]+)`[)]$", why[0])
