@@ -17,7 +17,8 @@ class SampleUses:
         """attr -> [(how, function name, row)]: ``len`` (``__len__`` returns its length),
         ``index`` (indexed with the sample index in worker code, ``self.df.iloc[idx]`` included),
         ``iter`` (walked by ``__iter__``), ``elements`` (each element it holds is indexed with the
-        sample index: ``for src in self.sources: src[idx]``), ``text`` (a table whose per-sample cell worker code
+        sample index: ``for src in self.sources: src[idx]``), ``feeds`` (a list with ``len`` or
+        ``index`` uses gets at most one ``.append`` per element of it), ``text`` (a table whose per-sample cell worker code
         uses as a string: ``sf.read(self.df.iloc[idx]["path"])``, the evidence that a DataFrame
         has object (string) columns)."""
         memo = self.__dict__.setdefault("_sample_uses", {})
@@ -49,7 +50,38 @@ class SampleUses:
                     out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
             for attr, how in sorted(_frame_uses(flow, params, local_taint) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
+        for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
+            out.setdefault(source, []).append(("feeds", fn_name, row))
         memo[ref.key] = out
+        return out
+
+    def _one_per_element(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
+        """attr -> (source attr, function, row) for a list that grows with the data by use
+        (``__len__`` measures it, ``__getitem__`` indexes it) and is built by at most one
+        ``.append`` per element of another attribute (``for p in self.pairs:
+        self.handlers.append(load(p))``, and nothing else but ``= []``): the source has at least
+        as many elements, so it grows with the data too, whoever passes it."""
+        out: dict[str, tuple[str, str, int]] = {}
+        for attr, found in uses.items():
+            if not any(how in ("len", "index") for how, _f, _r in found):
+                continue
+            source = None
+            for fn, w in self.attr_writes(ref, attr, include_workers=True):
+                how, ir, loops = w[0], w[1], w[4]
+                if how == "=" and ir[0] == "L" and ir[1] == "list" and not ir[2]:
+                    continue  # self.handlers = []
+                if how != "append" or source is not None or len(loops) != 1:
+                    source = None
+                    break
+                loop = loops[0]
+                if loop[0] == "c" and loop[1][0] == "g" and loop[1][1] in _SAME_LENGTH and loop[2]:
+                    loop = loop[2][0]  # tqdm(self.pairs), enumerate(self.pairs)
+                if loop[0] != "s" or loop[1] == attr:
+                    source = None
+                    break
+                source = (loop[1], fn.fn.name, w[2])
+            if source is not None:
+                out[attr] = source
         return out
 
     def _index_params(self, ref: ClassRef, worker: list[FuncRef]) -> dict[tuple, set[str]]:
@@ -174,6 +206,7 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
     return False
 
 
+_SAME_LENGTH = frozenset({"builtins.enumerate", "builtins.list", "builtins.sorted", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
 # calls that take a path or a string: a table cell passed to one is a str, so its column is an

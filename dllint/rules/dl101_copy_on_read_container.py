@@ -343,7 +343,7 @@ class CopyOnReadContainer(Rule):
             # computed key, walked, measured), a configuration when only read by literal keys
             grows = bool(uses) or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
-            grows = bool(uses)
+            grows = bool(uses) or any(how == "feeds" for how, _f, _r in raw_uses)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
         else:
@@ -365,6 +365,10 @@ class CopyOnReadContainer(Rule):
         elif uses:
             how, fn, _ = uses[0]
             text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"
+        elif any(how == "feeds" for how, _f, _r in raw_uses):
+            fn = next(f for how, f, _r in raw_uses if how == "feeds")
+            text = f"{what}, each element feeding a per-sample list in `{fn}`"
+            structural.append(f"each element appended to a per-sample list in `{fn}`")
         else:
             text = what
         return text, evidence + structural
