@@ -1430,6 +1430,8 @@ class Values:
             why = value.why
             if loops and _SIZE_RANK[loop_size] > _SIZE_RANK[size]:
                 size, why = loop_size, loop_why
+            if how in ("|=", "update") and kinds == frozenset({"set"}) and size in (DATA, LOAD):
+                size, why = DEDUP, ()  # a union of sets in a loop: deduplicated, like set(...)
             if how == "update" and (value.has("dict") or value.key is not None):
                 new = Val(kinds, elem=value.elem, key=value.key, size=size, why=why)
             else:
