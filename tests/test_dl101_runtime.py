@@ -53,6 +53,11 @@ CASES = {
     "projects/dl101_outside_use": [("fixed", "datasets", "Paths(root)", "paths")],
     "dl101/positive_wrapper_indices": [("fixed", "positive_wrapper_indices", "Fold(Files(root), 0)", "indices")],
     "projects/dl101_entry_script": [("fixed", "tools.train", "TrainSet(root)", "files")],
+    "dl101/positive_generator": [
+        ("fixed", "positive_generator", "Walked(root)", "files"),
+        ("fixed", "positive_generator", "Lines(root + '/list.lst', root)", "items"),
+        ("fixed", "positive_generator", "Delegated(root + '/*.txt')", "paths"),
+    ],
     "projects/dl101_callers": [("fixed", "image_list", "ImageList(sorted(__import__('glob').glob(root + '/*.txt')))", "image_paths")],
 }
 
@@ -60,6 +65,9 @@ CASES = {
 NOT_RUNNABLE = {
     "dl101/positive_coco_api": "needs pycocotools and a COCO annotation file",
     "dl101/positive_value_shapes": "needs pandas and mmengine (its fixes are unsafe)",
+    "dl101/positive_generator_tracks": "needs soundfile, tqdm and audio files (its fix is unsafe)",
+    "dl101/positive_one_per_element": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
+    "dl101/length_not_carried": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
 }
 
 RUNNER = r"""

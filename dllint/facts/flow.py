@@ -77,6 +77,8 @@ class Flow:
     writes: dict[str, tuple] = field(default_factory=dict)
     returns: tuple = ()
     yields: bool = False
+    # what a generator yields: ((IR of the value, iterables of the loops around it), ...)
+    yielded: tuple = ()
     # self.attr[index] reads: attr -> (IR of the index, ...)
     indexes: dict[str, tuple] = field(default_factory=dict)
     iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
@@ -111,6 +113,7 @@ class FlowBuilder:
         self._iterates: set[str] = set()
         self._deletes: set[str] = set()
         self._calls: list = []
+        self._yielded: list = []
         self._sites: list = []
         self._lambda = 0  # the row of the lambda being scanned (0: none)
         self._loops: list = []  # iterables of the enclosing loops, outermost first
@@ -138,6 +141,7 @@ class FlowBuilder:
         f.iterates = frozenset(self._iterates)
         f.deletes = frozenset(self._deletes)
         f.calls = tuple(self._calls)
+        f.yielded = tuple(self._yielded)
         f.sites = tuple(sorted(self._sites, key=lambda site: site[1]))
         return f
 
@@ -306,6 +310,12 @@ class FlowBuilder:
                     self._note_iteration(n.iter)
                 elif t is ast.YieldFrom or t is ast.Yield:
                     self.flow.yields = True
+                    if not self._lambda:
+                        value = self.expr(n.value) if n.value is not None else ("k", None)
+                        if t is ast.YieldFrom:  # each element of the iterable, once per element
+                            self._yielded.append((("e", value, ()), (*self._loops, value)))
+                        else:
+                            self._yielded.append((value, tuple(self._loops)))
                 elif t is ast.NamedExpr:
                     if isinstance(n.target, ast.Name):
                         self._locals.setdefault(n.target.id, []).append(self.expr(n.value))

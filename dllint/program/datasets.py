@@ -6,6 +6,7 @@ data even when its source is invisible (a library call, a loader in another pack
 
 from __future__ import annotations
 
+from dllint.names import canonical
 from dllint.program.refs import ClassRef, FuncRef
 
 ENTRIES = ("__getitem__", "__getitems__")
@@ -14,7 +15,12 @@ ENTRIES = ("__getitem__", "__getitems__")
 class SampleUses:
     def sample_uses(self, ref: ClassRef) -> dict[str, list[tuple[str, str, int]]]:
         """attr -> [(how, function name, row)]: ``len`` (``__len__`` returns its length),
-        ``index`` (indexed with the sample index in worker code), ``iter`` (walked by ``__iter__``)."""
+        ``index`` (indexed with the sample index in worker code, ``self.df.iloc[idx]`` included),
+        ``iter`` (walked by ``__iter__``), ``elements`` (each element it holds is indexed with the
+        sample index: ``for src in self.sources: src[idx]``), ``feeds`` (a list with ``len`` or
+        ``index`` uses gets at most one ``.append`` per element of it), ``text`` (a table whose per-sample cell worker code
+        uses as a string: ``sf.read(self.df.iloc[idx]["path"])``, the evidence that a DataFrame
+        has object (string) columns)."""
         memo = self.__dict__.setdefault("_sample_uses", {})
         found = memo.get(ref.key)
         if found is not None:
@@ -42,7 +48,40 @@ class SampleUses:
             for attr, indexes in flow.indexes.items():
                 if any(_uses(ix, params, local_taint) for ix in indexes):
                     out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
+            for attr, how in sorted(_frame_uses(flow, params, local_taint) | _element_uses(flow, params, local_taint)):
+                out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
+        for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
+            out.setdefault(source, []).append(("feeds", fn_name, row))
         memo[ref.key] = out
+        return out
+
+    def _one_per_element(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
+        """attr -> (source attr, function, row) for a list that grows with the data by use
+        (``__len__`` measures it, ``__getitem__`` indexes it) and is built by at most one
+        ``.append`` per element of another attribute (``for p in self.pairs:
+        self.handlers.append(load(p))``, and nothing else but ``= []``): the source has at least
+        as many elements, so it grows with the data too, whoever passes it."""
+        out: dict[str, tuple[str, str, int]] = {}
+        for attr, found in uses.items():
+            if not any(how in ("len", "index") for how, _f, _r in found):
+                continue
+            source = None
+            for fn, w in self.attr_writes(ref, attr, include_workers=True):
+                how, ir, loops = w[0], w[1], w[4]
+                if how == "=" and ir[0] == "L" and ir[1] == "list" and not ir[2]:
+                    continue  # self.handlers = []
+                if how != "append" or source is not None or len(loops) != 1:
+                    source = None
+                    break
+                loop = loops[0]
+                if loop[0] == "c" and loop[1][0] == "g" and loop[1][1] in _SAME_LENGTH and loop[2]:
+                    loop = loop[2][0]  # tqdm(self.pairs), enumerate(self.pairs)
+                if loop[0] != "s" or loop[1] == attr:
+                    source = None
+                    break
+                source = (loop[1], fn.fn.name, w[2])
+            if source is not None:
+                out[attr] = source
         return out
 
     def _index_params(self, ref: ClassRef, worker: list[FuncRef]) -> dict[tuple, set[str]]:
@@ -165,3 +204,184 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
     if tag == "L" and ir[1] == "tuple":  # self.x[idx, 0]
         return any(e[0] not in ("*", "more") and _uses(e, params, local_taint, depth + 1) for e in ir[2])
     return False
+
+
+_SAME_LENGTH = frozenset({"builtins.enumerate", "builtins.list", "builtins.sorted", "tqdm.tqdm", "tqdm.auto.tqdm"})
+# pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
+FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
+# calls that take a path or a string: a table cell passed to one is a str, so its column is an
+# object (string) column (pandas < 3, or pandas 3 without pyarrow)
+TEXT_SINKS = frozenset(
+    {
+        "builtins.open", "io.open", "os.path.join", "os.path.exists", "os.path.isfile", "os.path.basename",
+        "os.path.splitext", "os.path.dirname", "os.path.abspath", "os.path.expanduser", "os.fspath",
+        "pathlib.Path", "re.search", "re.match", "re.fullmatch", "re.findall", "re.sub", "re.split",
+        "soundfile.read", "soundfile.info", "soundfile.SoundFile", "librosa.load", "librosa.get_duration",
+        "torchaudio.load", "torchaudio.info", "PIL.Image.open", "cv2.imread", "imageio.imread",
+        "imageio.v2.imread", "imageio.v3.imread", "skimage.io.imread", "numpy.load", "torch.load",
+        "nibabel.load", "SimpleITK.ReadImage", "h5py.File", "decord.VideoReader", "cv2.VideoCapture",
+        "scipy.io.wavfile.read", "json.load", "pickle.load",
+    }
+)
+TEXT_METHODS = frozenset(
+    {"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "startswith", "endswith", "lower", "upper",
+     "encode", "removeprefix", "removesuffix"}
+)
+
+
+def _nodes(ir, depth: int = 0):
+    """Every IR node of an expression (depth-first, bounded)."""
+    if depth > 12 or not isinstance(ir, tuple) or not ir or not isinstance(ir[0], str):
+        return
+    yield ir
+    tag = ir[0]
+    d = depth + 1
+    if tag == "c":
+        yield from _nodes(ir[1], d)
+        for a in ir[2]:
+            yield from _nodes(a, d)
+        for _k, v in ir[3]:
+            yield from _nodes(v, d)
+    elif tag == "L":
+        for e in ir[2]:
+            yield from _nodes(e, d)
+    elif tag == "D":
+        for k, v in ir[1]:
+            yield from _nodes(k, d)
+            yield from _nodes(v, d)
+    elif tag == "C":
+        yield from _nodes(ir[2], d)
+        for it in ir[3]:
+            yield from _nodes(it, d)
+    elif tag == "u":
+        for o in ir[1]:
+            yield from _nodes(o, d)
+    elif tag in ("i", "a", "e", "*", "with"):
+        yield from _nodes(ir[1], d)
+        if tag == "i":
+            yield from _nodes(ir[2], d)
+    elif tag in ("b",):
+        yield from _nodes(ir[2], d)
+        yield from _nodes(ir[3], d)
+    elif tag in ("kv", "sl"):
+        yield from _nodes(ir[1], d)
+        yield from _nodes(ir[2], d)
+
+
+def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str, str]]:
+    """(attr, "index" | "text") for the tables worker code reads per sample: ``self.df.iloc[idx]``
+    (``.loc``, ``.iloc[idx, :]``, ``self.df["col"][idx]``) is an index use; a cell of such a row
+    (``row["path"]``, ``row.loc["path"]``, ``self.df.at[idx, "path"]``) passed to a call that takes a
+    path or a string (``sf.read``, ``os.path.join``, ``re.search``) or given a str method is a
+    ``text`` use: the table has a string column."""
+    rows: dict[str, str] = {}  # local -> the table attribute it is a row of
+    cells: dict[str, str] = {}  # local -> the table attribute it is a cell of
+
+    def per_sample(ix) -> bool:
+        if ix[0] == "L" and ix[1] == "tuple" and ix[2]:
+            ix = ix[2][0]
+        return _uses(ix, params, local_taint)
+
+    def row_of(ir) -> str | None:
+        """The table a per-sample row (a Series) comes from."""
+        if ir[0] == "n":
+            return rows.get(ir[1])
+        if ir[0] == "i" and ir[1][0] == "a" and ir[1][2] in FRAME_INDEXERS and ir[1][1][0] == "s":
+            ix = ir[2]
+            whole_row = not (ix[0] == "L" and ix[1] == "tuple" and len(ix[2]) == 2 and ix[2][1][0] not in ("sl", "?"))  # .iloc[idx, :]
+            if whole_row and ir[1][2] in ("iloc", "loc") and per_sample(ix):
+                return ir[1][1][1]
+        return None
+
+    def cell_of(ir) -> str | None:
+        """The table a per-sample cell comes from."""
+        if ir[0] == "n":
+            return cells.get(ir[1])
+        if ir[0] != "i":
+            return None
+        base = ir[1]
+        if base[0] == "a" and base[2] in FRAME_INDEXERS:
+            if base[1][0] == "s" and ir[2][0] == "L" and ir[2][1] == "tuple" and len(ir[2][2]) == 2 and per_sample(ir[2]):
+                return base[1][1]  # self.df.at[idx, "path"], self.df.loc[idx, "path"]
+            if base[1][0] == "s" and base[2] == "iat" and per_sample(ir[2]):
+                return base[1][1]
+            found = row_of(base[1])  # row.loc["path"]
+            if found is not None and ir[2][0] != "sl":
+                return found
+            return None
+        found = row_of(base)  # row["path"], self.df.iloc[idx]["path"]
+        if found is not None and ir[2][0] != "sl":
+            return found
+        if base[0] == "i" and base[1][0] == "s" and base[2][0] == "k" and isinstance(base[2][1], str) and per_sample(ir[2]):
+            return base[1][1]  # self.df["path"][idx]
+        return None
+
+    exprs = _exprs(flow)
+    for _ in range(3):
+        for name, values in flow.locals.items():
+            for v in values:
+                r = row_of(v) if name not in rows else None
+                if r is not None:
+                    rows[name] = r
+                c = cell_of(v) if name not in cells else None
+                if c is not None:
+                    cells[name] = c
+    out: set[tuple[str, str]] = set()
+    for expr in exprs:
+        for node in _nodes(expr):
+            tag = node[0]
+            if tag == "i":
+                r = row_of(node)
+                if r is not None:
+                    out.add((r, "index"))
+                elif node[1][0] == "i" and node[1][1][0] == "s" and node[1][2][0] == "k" and per_sample(node[2]):
+                    out.add((node[1][1][1], "index"))
+            elif tag == "c":
+                func, args, kwargs = node[1], node[2], node[3]
+                if func[0] == "g" and (canonical(func[1]) or func[1]) in TEXT_SINKS:
+                    for a in (*args, *(v for _k, v in kwargs)):
+                        c = cell_of(a[1] if a[0] == "*" else a)
+                        if c is not None:
+                            out.add((c, "text"))
+                elif func[0] == "a" and func[2] in TEXT_METHODS:
+                    c = cell_of(func[1])
+                    if c is not None:
+                        out.add((c, "text"))
+    return out
+
+
+def _element_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str, str]]:
+    """(attr, "elements") for a container of per-sample tables: worker code walks ``self.x`` and
+    indexes each element with the sample index (``for src in self.sources: src[idx]``), so every
+    element is as long as the data (when the elements are Python containers, not arrays or
+    tensors: the rule checks)."""
+    elements = {
+        name: v[1][1]
+        for name, values in flow.locals.items()
+        for v in values
+        if v[0] == "e" and v[1][0] == "s" and not v[2]
+    }
+    if not elements and not flow.iterates:
+        return set()
+    out: set[tuple[str, str]] = set()
+    for expr in _exprs(flow):
+        for node in _nodes(expr):
+            if node[0] != "i" or not _uses(node[2], params, local_taint):
+                continue
+            base = node[1]
+            if base[0] == "n" and base[1] in elements:
+                out.add((elements[base[1]], "elements"))
+            elif base[0] == "e" and base[1][0] == "s" and not base[2]:  # [s[idx] for s in self.x]
+                out.add((base[1][1], "elements"))
+    return out
+
+
+def _exprs(flow) -> list:
+    """The IR of every expression a flow keeps: locals, mutations, returns, writes, call arguments."""
+    exprs = [v for values in flow.locals.values() for v in values]
+    exprs += [m[1] for muts in flow.muts.values() for m in muts]
+    exprs += list(flow.returns)
+    exprs += [w[1] for writes in flow.writes.values() for w in writes]
+    for _kind, _target, args, kwargs, _row in flow.calls:
+        exprs += [a[1] if a[0] == "*" else a for a in args] + [v for _k, v in kwargs]
+    return exprs

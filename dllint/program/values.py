@@ -462,12 +462,14 @@ class Values:
         default = flow.defaults.get(name) if flow is not None else None
         if default is not None and default != ("k", None):
             out = join(out, self._eval(default, Env(fnref.file, fnref, self_cls), 1))
-        passed = self._passed_values(fnref, name)
+        passed = self._passed_values(fnref, name, self_cls)
         if passed is None:
             out = join(out, self._unseen_param(fnref, name, out))
         else:
             out = join(out, passed)
-        if out.is_bottom:
+        if out.is_bottom and not (passed is not None and self._only_from_hierarchy(fnref, self_cls)):
+            # (an argument the instance's own class passes up from what it is building:
+            # ``super().__init__(self.files)``, nothing more than that attribute)
             out = self._unseen_param(fnref, name, out)
         return self._memo_finish(memo, key, out, saved)
 
@@ -527,11 +529,11 @@ class Values:
                 return [(m, not _static(m.fn))] if m is not None else []
         return []
 
-    def _passed_values(self, fnref, name: str) -> Val | None:
+    def _passed_values(self, fnref, name: str, self_cls=None) -> Val | None:
         """The join of what the call sites pass as parameter ``name``; None: no call site seen (or
         one passes ``*args``/``**kwargs`` that cannot be matched)."""
         params = list(fnref.fn.params)
-        sites = self.call_sites(fnref)
+        sites = self._sites_on(fnref, self_cls)
         if not sites:
             return None
         out = BOTTOM
@@ -547,6 +549,27 @@ class Values:
                 v = sized(v, v.size, None)
             out = join(out, v)
         return out if not out.is_bottom else BOTTOM
+
+    def _sites_on(self, fnref, self_cls) -> list:
+        """The call sites that run a base-class method on an instance of ``self_cls``: when a class
+        of the instance overrides it (its own ``__init__``), only the ``super().m(...)`` /
+        ``self.m(...)`` calls made in the instance's class hierarchy reach the base's method;
+        another subclass's calls, or a construction of the base, pass nothing to this instance."""
+        sites = self.call_sites(fnref)
+        if not self._only_from_hierarchy(fnref, self_cls):
+            return sites  # not overridden: constructions of the instance's class run it directly
+        mro = {r.key for r in self.mro(self_cls)}
+        return [site for site in sites if site[0].self_cls is not None and site[0].self_cls.key in mro]
+
+    def _only_from_hierarchy(self, fnref, self_cls) -> bool:
+        """``fnref`` is a base-class method that a class of the ``self_cls`` instance overrides."""
+        owner = self.class_of(fnref)
+        if self_cls is None or owner is None or owner.key == self_cls.key:
+            return False
+        if owner.key not in {r.key for r in self.mro(self_cls)}:
+            return False
+        first = self.find_method(self_cls, fnref.fn.name)
+        return first is not None and first.key != fnref.key
 
     # ------------------------------------------------------------------ the evaluator
 
@@ -587,6 +610,10 @@ class Values:
         found = self.resolve(qual, env.facts.root)
         if found is None:
             found = self._module_variable(qual, env.facts.root, depth)
+            if found is None and "." in qual:  # ``Dataset.NUM_SITES``: a class-level constant
+                owner = self.resolve(qual.rpartition(".")[0], env.facts.root)
+                if isinstance(owner, ClassRef):
+                    found = self._class_attr(owner, qual.rpartition(".")[2], depth)
             return found if found is not None else UNKNOWN
         if isinstance(found, ClassRef):
             return val("class", cls=found, detail=found.cls.qualname)
@@ -704,6 +731,8 @@ class Values:
         if index[0] == "k" and isinstance(index[1], int):
             if base.items is not None or base.has("tuple", "list"):
                 return item_of(base, index[1])
+        if index[0] == "cmp" and (base.is_bottom or base.has("dataframe", "series")):
+            return base  # a boolean mask keeps the rows that pass: ``df[df["length"] >= n]``
         if base.has("dataframe"):
             if index[0] == "k":  # one column
                 return val("series", size=base.size, why=base.why)
@@ -841,7 +870,14 @@ class Values:
         return UNKNOWN
 
     def _ev_union(self, ir, env, depth):
-        return join_all(self._eval(o, env, depth) for o in ir[1])
+        options = [self._eval(o, env, depth) for o in ir[1]]
+        given = [o for o in options if o.kinds == frozenset({"param"})]
+        defaults = [o for o in options if o.kinds != frozenset({"param"})]
+        if given and defaults and all(d.size == BOUNDED and d.kinds <= {"range", "list", "tuple"} for d in defaults):
+            # ``site_ids or range(1, NUM_SITES + 1)``: an argument whose callers are not seen,
+            # with a default fixed by the code, plays the default's role (a few ids)
+            return replace(join_all(options), size=BOUNDED, why=())
+        return join_all(options)
 
     def _ev_lambda(self, ir, env, depth):
         kinds = ("lambda", "local-lambda") if env.fn is not None else ("lambda",)
@@ -935,11 +971,11 @@ class Values:
         flow = fnref.fn.flow
         if flow is None:
             return UNKNOWN
-        if flow.yields:
-            return val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
-        if not flow.returns:
+        if not flow.yields and not flow.returns:
             return val("none", size=BOUNDED)
         if depth > MAX_EVAL_DEPTH - 6:
+            if flow.yields:
+                return val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
             return UNKNOWN
         params = list(fnref.fn.params)
         if not _static(fnref.fn) and (self_cls is not None or (fnref.fn.cls is not None and params and params[0] in ("self", "cls"))):
@@ -952,10 +988,34 @@ class Values:
             binding[name] = self._eval(found, env, depth)
         cls = self_cls if self_cls is not None else self.class_of(fnref)
         callee_env = Env(fnref.file, fnref, cls, binding or None)
+        if flow.yields:
+            return self._generated(fnref, flow, callee_env, depth, bool(binding))
         out = BOTTOM
         for r in flow.returns:
             out = join(out, self._eval_fresh(r, callee_env, depth) if binding else self._eval(r, callee_env, depth))
         return out if not out.is_bottom else UNKNOWN
+
+    def _generated(self, fnref, flow, env, depth, fresh: bool) -> Val:
+        """What calling a generator function gives: a generator of what its ``yield`` statements
+        yield, as long as the loops around them (``for p in root.iterdir(): yield p``); a yield
+        in no loop is one element, a ``while`` loop an unknown number."""
+        ev = self._eval_fresh if fresh else self._eval
+        unknown = val("generator", detail=f"a generator (`{fnref.fn.name}`)", size=UNKNOWN_SIZE)
+        if not flow.yielded:
+            return unknown
+        elem, size, why = BOTTOM, BOUNDED, ()
+        for value, loops in flow.yielded:
+            elem = join(elem, ev(value, env, depth))
+            for it in loops:
+                if it == ("while",):
+                    v = UNKNOWN
+                    s = UNKNOWN_SIZE
+                else:
+                    v = ev(it, env, depth)
+                    s = v.size if v.size != EMPTY else BOUNDED
+                if _SIZE_RANK[s] > _SIZE_RANK[size]:
+                    size, why = s, v.why
+        return Val(frozenset({"generator"}), elem=elem if not elem.is_bottom else None, size=size, why=why, detail=unknown.detail)
 
     def _eval_fresh(self, ir, env, depth) -> Val:
         """Evaluate under a call-specific binding (not memoized across bindings)."""
@@ -1010,6 +1070,9 @@ class Values:
             elem = container(CSV_READERS[qual], val("str", size=BOUNDED), BOUNDED)
             return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),), detail=qual)
         if qual in DATAFRAME_READERS:
+            backend = self._arg(args, kwargs, None, "dtype_backend", env, depth)
+            if backend is not None and backend.detail == "pyarrow":  # strings stored as Arrow arrays
+                return val("store", detail=qual, size=UNKNOWN_SIZE)
             return val("dataframe", size=DATA, why=(("the rows of a table (`" + qual.rsplit(".", 1)[-1] + "`)", *where),))
         if qual in RNG_CTORS:
             return val("rng", detail=qual, why=((f"`{qual}(...)`", *where),))
@@ -1367,6 +1430,8 @@ class Values:
             why = value.why
             if loops and _SIZE_RANK[loop_size] > _SIZE_RANK[size]:
                 size, why = loop_size, loop_why
+            if how in ("|=", "update") and kinds == frozenset({"set"}) and size in (DATA, LOAD):
+                size, why = DEDUP, ()  # a union of sets in a loop: deduplicated, like set(...)
             if how == "update" and (value.has("dict") or value.key is not None):
                 new = Val(kinds, elem=value.elem, key=value.key, size=size, why=why)
             else:

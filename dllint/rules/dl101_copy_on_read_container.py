@@ -86,7 +86,21 @@ class CopyOnReadContainer(Rule):
             - how the Dataset uses it, when its source is not visible (a library call, an
               argument nobody in the project passes): `__len__` returns its length,
               `__getitem__` (or a helper it calls) indexes it with the sample index, or
-              `__iter__` walks it.
+              `__iter__` walks it; or it holds a few Python tables that worker code indexes one
+              by one with the sample index (`for src in self.sources: src[idx]`), however few
+              (no automatic fix then: pack each table).
+
+            A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
+            mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
+            (its rows come from a file, `__len__` measures it, or worker code takes the sample's
+            row with `.iloc[idx]` / `.loc[idx]`) and the code shows it has a string (object)
+            column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`) is passed
+            to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
+            `os.path.join`, `re.search` ...) or given a str method in worker code. Under pandas < 3
+            (or pandas 3 without pyarrow) such a column holds one Python str per row. Numeric
+            frames (numpy blocks) and frames read with `dtype_backend="pyarrow"` stay quiet. There
+            is no automatic fix for a DataFrame: convert its string columns to `string[pyarrow]`
+            or to numpy fixed-width arrays.
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a vocabulary deduplicated with `set`/`sorted(set(...))`), numpy arrays that are not
@@ -182,7 +196,7 @@ class CopyOnReadContainer(Rule):
                 if finding is None:
                     continue
                 text, evidence = finding
-                plan = self._fix_plan(model, ref, attr)
+                plan = self._fix_plan(model, ref, attr, any(u[0] == "elements" for u in uses.get(attr, ())))
                 # one finding per class that assigns the attribute, at its first assignment
                 for anchor_fn, write in self._anchors(model, ref, attr):
                     path = anchor_fn.file.path
@@ -212,7 +226,7 @@ class CopyOnReadContainer(Rule):
 
     # ----------------------------------------------------------------- the fix
 
-    def _fix_plan(self, model, ref, attr: str):
+    def _fix_plan(self, model, ref, attr: str, tables: bool = False):
         """(applicability "safe" | "unsafe" | "none", reason or advice, the __init__ to convert in).
 
         Safe only when the whole project uses the attribute as a read-only sequence (index,
@@ -221,8 +235,13 @@ class CopyOnReadContainer(Rule):
         gives back equal and of the same type."""
         value = model.attr_value(ref, attr)
         advice = "store it packed: one bytes buffer and offsets (a serialized list), or a numpy/pyarrow array"
+        if value.has("dataframe") and not value.kinds & PY_CONTAINERS:
+            return "none", "convert its string columns to `string[pyarrow]` or numpy fixed-width arrays", None
         if value.kinds != frozenset({"list"}):
             return "none", f"not always a list; {advice}", None
+        if tables and value.elem is not None and value.elem.kinds & (PY_CONTAINERS | {"records"}):
+            # packing the outer list would unpickle a whole table on every read
+            return "none", "each element is a table read per sample: pack each one (a serialized list or an array)", None
         writes = model.attr_writes(ref, attr, include_workers=True)
         owners = {model.class_of(fn).key for fn, _ in writes if model.class_of(fn) is not None}
         by_key = {r.key: r for r in model.mro(ref)}
@@ -299,6 +318,8 @@ class CopyOnReadContainer(Rule):
         if not writes:
             return None
         value = model.attr_value(ref, attr)
+        if value.has("dataframe") and not (value.kinds & PY_CONTAINERS) and not value.has("records"):
+            return self._judge_frame(model, ref, attr, value, writes, uses)
         if not (value.kinds & PY_CONTAINERS) and not value.has("records"):
             return None
         if value.kinds & COMPACT and not (value.kinds & PY_CONTAINERS):
@@ -307,7 +328,12 @@ class CopyOnReadContainer(Rule):
             return None
         kinds = value.kinds & PY_CONTAINERS
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
-        uses = [u for u in uses if u[0] in ("len", "index")]
+        # each element indexed per sample: a container of per-sample tables, when its elements
+        # are Python containers (a tuple of tensors indexed so is TensorDataset's compact form)
+        elem = value.elem
+        tables = elem is not None and bool(elem.kinds & (PY_CONTAINERS | {"records"})) and not elem.kinds & (COMPACT | {"ndarray"})
+        raw_uses = uses
+        uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index") or (how == "elements" and tables)]
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         size = value.size
         if size == DATA:
@@ -317,7 +343,9 @@ class CopyOnReadContainer(Rule):
             # computed key, walked, measured), a configuration when only read by literal keys
             grows = bool(uses) or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
-            grows = bool(uses)
+            grows = bool(uses) or any(how == "feeds" for how, _f, _r in raw_uses)
+        elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
+            grows = True  # a few tables (one per source, per stem), each as long as the data
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
@@ -337,9 +365,45 @@ class CopyOnReadContainer(Rule):
         elif uses:
             how, fn, _ = uses[0]
             text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"
+        elif any(how == "feeds" for how, _f, _r in raw_uses):
+            fn = next(f for how, f, _r in raw_uses if how == "feeds")
+            text = f"{what}, each element feeding a per-sample list in `{fn}`"
+            structural.append(f"each element appended to a per-sample list in `{fn}`")
         else:
             text = what
         return text, evidence + structural
+
+    def _judge_frame(self, model, ref, attr: str, value, writes, uses):
+        """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
+        measures it, or worker code takes the sample's row with ``.iloc[idx]``), and a Python
+        container only through its object (string) columns: reported only with the evidence that
+        it has one, a cell of the sample's row used as a string or a path in worker code
+        (``sf.read(row["path"])``). Numeric frames are numpy blocks: quiet."""
+        text_uses = [u for u in uses if u[0] == "text"]
+        if not text_uses or value.kinds & (COMPACT - {"series"}):
+            return None
+        if self._rebound(model, ref, writes):
+            return None
+        uses = [u for u in uses if u[0] in ("len", "index")]
+        if value.size not in (DATA, LOAD) and not uses:
+            return None
+        if bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
+            return None
+        evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
+        evidence += [f"{how} in `{fn}`" for how, fn, _row in uses]
+        evidence.append(f"a cell of the sample's row used as a string in `{text_uses[0][1]}`")
+        what = "a DataFrame with str columns"
+        if value.size in (DATA, LOAD) and value.why:
+            why = value.why[0]
+            named = re.search(r"[(]`([^`]+)`[)]$", why[0])
+            source = f"`{named.group(1)}`" if named else why[0]
+            text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
+        elif uses:
+            how, fn, _ = uses[0]
+            text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in'} `{fn}`"
+        else:
+            text = what
+        return text, evidence
 
     @staticmethod
     def _anchors(model, ref, attr):
