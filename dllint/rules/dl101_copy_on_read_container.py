@@ -30,6 +30,9 @@ PLAIN = frozenset({"str", "bytes", "int", "bool", "none", "tuple", "list", "dict
 # what a container may be rebound to before the constructor returns: no longer a Python container
 COMPACT = frozenset({"ndarray", "tensor", "memmap", "store", "tensordataset", "series"})
 OPEN = frozenset({"unknown", "param", "records"})
+# elements that stand for a whole file (a memmap, an open HDF5 / LMDB file, an Arrow table): a list
+# of them has one entry per shard, not per sample
+PER_FILE = frozenset({"memmap", "handle", "store", "h5dataset"})
 KIND_WORDS = {
     "list": "list", "dict": "dict", "set": "set", "tuple": "tuple", "deque": "deque",
     "frozenset": "frozenset", "ndarray-obj": "object array", "records": "dict/list of records",
@@ -322,13 +325,16 @@ class CopyOnReadContainer(Rule):
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
+        if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
+            grows = False  # one memmap / open file / table per shard file: a few dozen entries
         if not grows:
             return None
         if not kinds:
             kinds = frozenset({"records"})
         ctype = KIND_WORDS[sorted(kinds, key=lambda k: ("list", "dict", "tuple", "set", "deque", "frozenset", "ndarray-obj", "records").index(k))[0]]
         elem = _elem_words(value)
-        what = f"a {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"a {ctype}"
+        article = "an" if ctype[0] in "aeiou" else "a"
+        what = f"{article} {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"{article} {ctype}"
         if size == DATA and value.why:
             why = value.why[0]
             named = re.match(r"a directory (listing|walk) \(`([^`]+)`\)$", why[0])  # "... (`os.listdir`)"
