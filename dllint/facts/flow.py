@@ -227,6 +227,8 @@ class FlowBuilder:
                 info = self.ctx.func_by_node.get(id(s)) if kind is not ast.ClassDef else None
                 qual = info.qualname if info is not None else f"{self.fn.qualname}.<locals>.{s.name}"
                 self._locals.setdefault(s.name, []).append(("fn", qual))
+                if kind is not ast.ClassDef:
+                    self._closure_reads(s)
         elif kind is ast.Match:
             self.scan(s.subject)
             for case in s.cases:
@@ -329,6 +331,21 @@ class FlowBuilder:
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
                     stack.append(value)
+
+    def _closure_reads(self, fdef) -> None:
+        """A function defined inside a method that reads the method's ``self`` (a helper the
+        method calls): its ``self.x[k]`` reads and walks count as the method's."""
+        if self.self_name is None:
+            return
+        a = fdef.args
+        own = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        if self.self_name in own:
+            return
+        for n in ast.walk(fdef):
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self._is_self_attr(n.value):
+                self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._note_iteration(n.iter)
 
     def _note_iteration(self, node) -> None:
         while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (

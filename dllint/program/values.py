@@ -386,6 +386,21 @@ class Values:
             out = self._apply_write(out, fn, write, cls)
         return self._memo_finish(memo, key, out, saved)
 
+    def attr_paths(self, cls, attr: str) -> list:
+        """[(FuncRef, Val, rebinds)]: what each method of the hierarchy leaves in ``self.<attr>``
+        from its own writes; ``rebinds`` when one of them is an ``=`` (the method builds a value
+        of its own rather than adding to another's)."""
+        by_fn: dict = {}
+        for fn, write in self.attr_writes(cls, attr):
+            by_fn.setdefault(fn.key, (fn, []))[1].append(write)
+        out = []
+        for fn, writes in by_fn.values():
+            v = BOTTOM
+            for w in writes:
+                v = self._apply_write(v, fn, w, cls)
+            out.append((fn, v, any(w[0] == "=" for w in writes)))
+        return out
+
     # Memoized recursion with cycles: a value being computed reads as BOTTOM to what it reaches.
     # What is computed while reading such an in-progress value is provisional (it holds BOTTOM
     # where the finished value will hold more): it is memoized only until the outermost value of
@@ -747,6 +762,9 @@ class Values:
         if base.has("records"):
             return val("records", size=base.size, why=base.why)
         if base.has("ndarray", "ndarray-obj", "tensor"):
+            if index[0] == "k" and isinstance(index[1], str) and base.size == LOAD:
+                # a named member of a loaded .npz / a field of a record array: one entry per record
+                return base
             return replace(base, size=UNKNOWN_SIZE)
         return UNKNOWN
 

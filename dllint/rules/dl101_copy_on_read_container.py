@@ -51,7 +51,7 @@ BOUNDED_WORDS = frozenset(
         "class", "classes", "classnames", "category", "categories", "cat", "cats", "catid", "catids",
         "vocab", "vocabulary", "mean", "std", "transform", "transforms", "aug", "augs", "augmentation",
         "augmentations", "pipeline", "cfg", "config", "conf", "configs", "opt", "opts", "args", "hparams",
-        "kwargs", "options", "settings", "params", "palette", "colors", "colormap", "scales", "shape",
+        "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales", "shape",
     }
 )
 _MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
@@ -320,7 +320,7 @@ class CopyOnReadContainer(Rule):
             # computed key, walked, measured), a configuration when only read by literal keys
             grows = bool(uses) or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
-            grows = bool(uses)
+            grows = bool(uses) and not self._bounded_path(model, ref, attr)
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
@@ -335,17 +335,33 @@ class CopyOnReadContainer(Rule):
         elem = _elem_words(value)
         article = "an" if ctype[0] in "aeiou" else "a"
         what = f"{article} {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"{article} {ctype}"
-        if size == DATA and value.why:
+        if value.why and (size == DATA or (size == LOAD and not uses)):
             why = value.why[0]
             named = re.match(r"a directory (listing|walk) \(`([^`]+)`\)$", why[0])  # "... (`os.listdir`)"
             source = f"`{named.group(2)}`" if named else re.sub(r" \(`[^`]+`\)$", "", why[0])
-            text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
+            if ctype == KIND_WORDS["records"] and source.startswith("records of "):
+                # "holds the records of a json file (data.py:14)"
+                text = f"the {source} ({os.path.basename(why[1])}:{why[2]})"
+            else:
+                text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
         elif uses:
             how, fn, _ = uses[0]
             text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"
         else:
             text = what
         return text, evidence + structural
+
+    @staticmethod
+    def _bounded_path(model, ref, attr: str) -> bool:
+        """One method builds the container with a size the code fixes (a loop over
+        ``range(1, 21)``), the others rebind it to something unseen (``load_graphs(path)``, the
+        same graphs read back from a cache): bounded evidence beats a size nobody can see."""
+        paths = model.attr_paths(ref, attr)
+        if not paths or not all(rebinds for _fn, _v, rebinds in paths):
+            return False
+        if any(v.size in (DATA, LOAD) for _fn, v, _r in paths):
+            return False
+        return any(v.size == BOUNDED and v.kinds & PY_CONTAINERS for _fn, v, _r in paths)
 
     @staticmethod
     def _anchors(model, ref, attr):
