@@ -80,20 +80,30 @@ class CopyOnReadContainer(Rule):
 
             - where the value comes from (the program model's value flow): a directory listing
               (`os.listdir`, `glob`, `os.walk`, `Path.rglob/iterdir`), the lines of a file
-              (`readlines`, iterating a file, `read().splitlines()`), json / pickle / yaml / csv
-              records, HDF5 keys, a COCO-style annotation API; a comprehension, `zip`,
+              (`readlines`, iterating a file, `read().splitlines()`; `open` of a path manager
+              such as iopath's), json / pickle / yaml / csv / parquet records, the arrays of a
+              loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API; a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
-              project's call sites, per-sample caches such as `[None] * len(self.files)`;
+              project's call sites, per-sample caches such as `[None] * len(self.files)` (or
+              `[None] * n` with `n` the number of samples `__len__` returns);
+              `setattr(self, "name", value)` counts as an assignment;
             - how the Dataset uses it, when its source is not visible (a library call, an
-              argument nobody in the project passes): `__len__` returns its length,
-              `__getitem__` (or a helper it calls) indexes it with the sample index, or
-              `__iter__` walks it.
+              argument nobody in the project passes) but it is known to be a Python container
+              (built with `list(...)`, a comprehension, a parameter annotated `List[...]` /
+              `Dict[...]`): `__len__` returns its length, or `__getitem__` (or a helper it
+              calls, a function defined inside it) indexes it with the sample index, directly
+              or through a `@property` / a getter that returns it; records loaded into one
+              attribute and served through another (`self.data = self.db`) share these uses.
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
-            a vocabulary deduplicated with `set`/`sorted(set(...))`), numpy arrays that are not
-            `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
+            a vocabulary deduplicated with `set`/`sorted(set(...))`, one memmap / HDF5 file per
+            shard file, a container the code builds with a fixed size in one method that another
+            reads back from a cache), caches the constructor leaves empty (each worker fills its
+            own), an object whose only source is unseen and whose kind is not known (it may be an
+            array or a tensor), pandas DataFrames (their column types are not visible), numpy
+            arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
             `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. Dataset
