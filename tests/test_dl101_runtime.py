@@ -59,6 +59,21 @@ CASES = {
         ("fixed", "positive_generator", "Delegated(root + '/*.txt')", "paths"),
     ],
     "projects/dl101_callers": [("fixed", "image_list", "ImageList(sorted(__import__('glob').glob(root + '/*.txt')))", "image_paths")],
+    "dl101/positive_sources": [
+        ("fixed", "positive_sources", "ListFile(root + '/list.lst')", "names"),
+        ("fixed", "positive_sources", "CsvRows(root + '/pairs.csv')", "samples"),
+        ("fixed", "positive_sources", "CsvRows(root + '/pairs.csv')", "rows"),
+        ("fixed", "positive_sources", "Paired(root)", "pairs"),
+        ("fixed", "positive_sources", "Paired(root)", "numbered"),
+        ("fixed", "positive_sources", "Concat([root + '/list.lst', root + '/pairs.lst'])", "lines"),
+    ],
+    "dl101/positive_caches": [
+        ("fixed", "positive_caches", "Cached(root)", "files"),
+    ],
+    "dl101/positive_accessors": [("fixed", "positive_accessors", "WithSetattr(root, '.')", "files")],
+    "dl101/positive_nested_reads": [("fixed", "positive_nested_reads", "Frames(root + '/frames.npz', 2)", "sequence_indices")],
+    "dl101/positive_typed_params": [("fixed", "positive_typed_params", "KFold([str(i) for i in range(12)], 1)", "indices")],
+    "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 
 # fixtures with a fix that cannot run here, and why (their fix is unsafe: no runtime claim to prove)
@@ -68,6 +83,7 @@ NOT_RUNNABLE = {
     "dl101/positive_generator_tracks": "needs soundfile, tqdm and audio files (its fix is unsafe)",
     "dl101/positive_one_per_element": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
     "dl101/length_not_carried": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
+    "dl101/positive_library_sources": "needs pandas, lmdb, h5py and iopath (its fixes are unsafe)",
 }
 
 RUNNER = r"""
@@ -164,6 +180,10 @@ def make_data(root: Path) -> Path:
         "annotations": [{"image_id": i % 3, "bbox": [i, i, 2, 2]} for i in range(5)],
     }
     (root / "ann.json").write_text(json.dumps(ann))
+    (root / "pairs.csv").write_text("path,label,name\n" + "".join(f"{n},{i % 3},{n[:7]}\n" for i, n in enumerate(names)))
+    import numpy as np
+
+    np.savez(root / "frames.npz", imgname=np.array([f"frame_{i:02d}.png" for i in range(30)]))
     return root
 
 
@@ -208,7 +228,7 @@ def test_every_fixture_with_a_fix_has_a_runtime_proof():
 def _entries():
     for case, entries in CASES.items():
         for golden, module, expr, attr in entries:
-            yield f"{case}:{expr.split('(')[0]}", case, golden, module, expr, attr
+            yield f"{case}:{expr.split('(')[0]}.{attr}", case, golden, module, expr, attr
 
 
 ENTRIES = list(_entries())

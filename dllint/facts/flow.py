@@ -67,6 +67,9 @@ class Flow:
 
     locals: dict[str, tuple] = field(default_factory=dict)  # name -> IR of each assignment
     defaults: dict[str, tuple] = field(default_factory=dict)  # parameter -> IR of its default
+    # parameter -> the Python container its annotation names ("list", "dict", "tuple", "set"):
+    # ``items: List[str]``, ``ann: Optional[dict]``
+    annotated: dict[str, str] = field(default_factory=dict)
     # local name -> ((how, IR of the argument, loops), ...): ``x.append(v)``, ``x[k] = v``, ``x += v``
     muts: dict[str, tuple] = field(default_factory=dict)
     # attr -> ((how, IR, row, col, loops, end_row, end_col, value span, text, blocks), ...); how: "=", "+=",
@@ -79,7 +82,7 @@ class Flow:
     yields: bool = False
     # what a generator yields: ((IR of the value, iterables of the loops around it), ...)
     yielded: tuple = ()
-    # self.attr[index] reads: attr -> (IR of the index, ...)
+    # self.attr[index] reads: attr -> (IR of the index, ...); "m()" for ``self.m()[index]``
     indexes: dict[str, tuple] = field(default_factory=dict)
     iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
     deletes: frozenset[str] = frozenset()  # self attributes deleted (``del self.x``)
@@ -130,6 +133,10 @@ class FlowBuilder:
             pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
             pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
             self.flow.defaults = {a.arg: self.expr(d) for a, d in pairs}
+            for a in (*positional, *args.kwonlyargs):
+                kind = _annotated_container(self.ctx, a.annotation) if a.annotation is not None else None
+                if kind is not None:
+                    self.flow.annotated[a.arg] = kind
         body = self.fn.node.body if self.fn is not None else self.ctx.tree.body
         self.block(body)
         f = self.flow
@@ -225,6 +232,8 @@ class FlowBuilder:
                 info = self.ctx.func_by_node.get(id(s)) if kind is not ast.ClassDef else None
                 qual = info.qualname if info is not None else f"{self.fn.qualname}.<locals>.{s.name}"
                 self._locals.setdefault(s.name, []).append(("fn", qual))
+                if kind is not ast.ClassDef:
+                    self._closure_reads(s)
         elif kind is ast.Match:
             self.scan(s.subject)
             for case in s.cases:
@@ -306,6 +315,12 @@ class FlowBuilder:
                 elif t is ast.Subscript:
                     if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
                         self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
+                    elif (
+                        isinstance(n.value, ast.Call) and self._is_self_attr(n.value.func)
+                        and not n.value.args and not n.value.keywords and isinstance(n.ctx, ast.Load)
+                    ):
+                        # self.get_items()[i]: an accessor's result indexed (key "get_items()")
+                        self._indexes.setdefault(n.value.func.attr + "()", []).append(self.expr(n.slice))
                 elif t is ast.comprehension:
                     self._note_iteration(n.iter)
                 elif t is ast.YieldFrom or t is ast.Yield:
@@ -346,6 +361,21 @@ class FlowBuilder:
                     stack.extend(v for v in value if isinstance(v, ast.AST))
                 elif isinstance(value, ast.AST):
                     push(value)
+
+    def _closure_reads(self, fdef) -> None:
+        """A function defined inside a method that reads the method's ``self`` (a helper the
+        method calls): its ``self.x[k]`` reads and walks count as the method's."""
+        if self.self_name is None:
+            return
+        a = fdef.args
+        own = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        if self.self_name in own:
+            return
+        for n in ast.walk(fdef):
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self._is_self_attr(n.value):
+                self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._note_iteration(n.iter)
 
     def _note_iteration(self, node) -> None:
         while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (
@@ -411,6 +441,14 @@ class FlowBuilder:
         name = qual.rsplit(".", 1)[-1] if qual else func.attr if isinstance(func, ast.Attribute) else None
         if name in SHARDING_NAMES and not (qual or "").startswith("builtins."):
             self._site("shard", call, name)
+        if (
+            qual == "builtins.setattr" and len(call.args) == 3 and self.self_name is not None
+            and isinstance(call.args[0], ast.Name) and call.args[0].id == self.self_name
+            and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)
+            and call.args[1].value.isidentifier()
+        ):
+            # setattr(self, "name", value): an assignment of self.name
+            self._write(call.args[1].value, "=", self.expr(call.args[2]), call, call.args[2])
         if isinstance(func, ast.Attribute):
             method = func.attr
             recv = func.value
@@ -609,6 +647,57 @@ class FlowBuilder:
         finally:
             self._comp.pop()
         return ("C", kind, elt, tuple(iters), node.lineno)
+
+
+ANNOTATED_CONTAINERS = {
+    "builtins.list": "list", "typing.List": "list", "builtins.dict": "dict", "typing.Dict": "dict",
+    "typing.OrderedDict": "dict", "collections.OrderedDict": "dict", "typing.DefaultDict": "dict",
+    "collections.defaultdict": "dict", "builtins.tuple": "tuple", "typing.Tuple": "tuple",
+    "builtins.set": "set", "typing.Set": "set",
+}
+_OPTIONAL = frozenset({"typing.Optional", "typing.Union"})
+
+
+def _annotated_container(ctx, node, depth: int = 0) -> str | None:
+    """The Python container a parameter's annotation names (``List[str]``, ``dict``,
+    ``Optional[List[dict]]``, ``list[str] | None``, ``"List[str]"``); None for anything else
+    (``Sequence``, ``Mapping``, arrays: they may be compact)."""
+    if depth > 4 or node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return "none"
+        if isinstance(node.value, str) and len(node.value) < 200:
+            try:
+                inner = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return None
+            if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
+                # a string annotation names what the module imports (looked up in the module scope)
+                return _annotated_container(ctx, inner, depth + 1)
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _one_kind([_annotated_container(ctx, node.left, depth + 1), _annotated_container(ctx, node.right, depth + 1)])
+    if isinstance(node, ast.Subscript):
+        head = ctx.qualname(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else None
+        if head in _OPTIONAL:
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            kinds = [_annotated_container(ctx, p, depth + 1) for p in parts]
+            return _one_kind(kinds + (["none"] if head == "typing.Optional" else []))
+        return ANNOTATED_CONTAINERS.get(head)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        if isinstance(node, ast.Name) and node.id in ("list", "dict", "tuple", "set"):
+            return node.id
+        return ANNOTATED_CONTAINERS.get(ctx.qualname(node))
+    return None
+
+
+def _one_kind(kinds) -> str | None:
+    """The one container of a union with None (``Optional[List[str]]``)."""
+    real = {k for k in kinds if k != "none"}
+    if len(real) == 1 and None not in real:
+        return real.pop()
+    return None
 
 
 def _bind_env(env: dict, target, value) -> None:

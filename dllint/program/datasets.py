@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dllint.names import canonical
 from dllint.program.refs import ClassRef, FuncRef
+from dllint.program.values import is_property
 
 ENTRIES = ("__getitem__", "__getitems__")
 
@@ -30,7 +31,9 @@ class SampleUses:
         if length is not None and length.fn.flow is not None:
             for ret in length.fn.flow.returns:
                 for attr in _measured(ret, length, self, ref, 0):
-                    out.setdefault(attr, []).append(("len", "__len__", length.fn.span.row))
+                    attr = self._accessed(ref, attr)
+                    if attr is not None:
+                        out.setdefault(attr, []).append(("len", "__len__", length.fn.span.row))
         member = self.in_hierarchy(ref)
         worker = [f for f, _ in self.worker_functions(ref).values() if member(f)]
         tainted = self._index_params(ref, worker)
@@ -41,15 +44,32 @@ class SampleUses:
             params = tainted.get(fn.key, set())
             if fn.fn.name == "__iter__" or fn.fn.name == "__next__":
                 for attr in sorted(flow.iterates):
-                    out.setdefault(attr, []).append(("iter", fn.fn.name, fn.fn.span.row))
+                    attr = self._accessed(ref, attr)
+                    if attr is not None:
+                        out.setdefault(attr, []).append(("iter", fn.fn.name, fn.fn.span.row))
             if not params:
                 continue
             local_taint = _tainted_locals(flow, params)
             for attr, indexes in flow.indexes.items():
                 if any(_uses(ix, params, local_taint) for ix in indexes):
-                    out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
+                    attr = self._accessed(ref, attr)
+                    if attr is not None:
+                        out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
             for attr, how in sorted(_frame_uses(flow, params, local_taint) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
+        # ``self.data = self.db``: one object under two names; what the samples do to ``data``
+        # they do to ``db`` (an annotation table loaded into one attribute, served by another)
+        for r in self.mro(ref):
+            for qual in r.cls.methods.values():
+                fn = r.file.functions.get(qual)
+                flow = fn.flow if fn is not None else None
+                if flow is None:
+                    continue
+                for attr, writes in flow.writes.items():
+                    for w in writes:
+                        source = w[1]
+                        if w[0] == "=" and source[0] == "s" and source[1] != attr and attr in out and source[1] not in out:
+                            out[source[1]] = list(out[attr])
         for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
             out.setdefault(source, []).append(("feeds", fn_name, row))
         memo[ref.key] = out
@@ -83,6 +103,23 @@ class SampleUses:
             if source is not None:
                 out[attr] = source
         return out
+
+    def _accessed(self, ref: ClassRef, name: str) -> str | None:
+        """The attribute a use reaches: ``name`` itself, or for a ``@property`` (``self.files``)
+        or a method called without arguments (``self.get_files()``, key ``"get_files()"``) that
+        returns one attribute (``return self._files``), that attribute; None for an accessor that
+        computes something else."""
+        call = name.endswith("()")
+        method = self.find_method(ref, name[:-2] if call else name)
+        if method is None:
+            return None if call else name
+        if not call and not is_property(method.fn):
+            return name
+        returns = method.fn.flow.returns if method.fn.flow is not None else ()
+        targets = {r[1] for r in returns if r[0] == "s"}
+        if returns and len(targets) == 1 and all(r[0] == "s" for r in returns):
+            return targets.pop()
+        return None
 
     def _index_params(self, ref: ClassRef, worker: list[FuncRef]) -> dict[tuple, set[str]]:
         """Function key -> its parameters that hold the sample index (or a value derived from it):
@@ -142,6 +179,8 @@ def _measured(ir, fn, model, ref, depth) -> set[str]:
             out.add(arg[1][1][1])  # len(self.x.keys())
         elif arg[0] == "i" and arg[1][0] == "s" and arg[2][0] == "k":
             out.add(arg[1][1])  # len(self.ann["images"]): a named table of it
+        elif arg[0] == "c" and arg[1][0] == "s" and not arg[2] and not arg[3]:
+            out.add(arg[1][1] + "()")  # len(self.get_items()): an accessor's result
         return out
     if tag == "b":
         return _measured(ir[2], fn, model, ref, depth + 1) | _measured(ir[3], fn, model, ref, depth + 1)

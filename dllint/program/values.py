@@ -34,6 +34,7 @@ CONTAINER_BASES = {
 EMPTY, BOUNDED, DEDUP, UNKNOWN_SIZE, LOAD, DATA = "empty", "bounded", "dedup", "unknown", "load", "data"
 _SIZE_RANK = {EMPTY: 0, BOUNDED: 1, DEDUP: 1, UNKNOWN_SIZE: 2, LOAD: 3, DATA: 4}
 MAX_EVAL_DEPTH = 24
+MAX_NESTING = 120  # evaluations in progress at once, across attributes, parameters and calls
 MAX_WHY = 3
 
 
@@ -196,6 +197,14 @@ _NO_CYCLE = 1 << 30
 def _static(fn) -> bool:
     """A ``@staticmethod``: called through ``self`` or the class, it takes no ``self``."""
     return any(d == "builtins.staticmethod" or d == "staticmethod" for d in fn.decorators)
+
+
+PROPERTY_DECORATORS = frozenset({"builtins.property", "property", "functools.cached_property", "cached_property"})
+
+
+def is_property(fn) -> bool:
+    """A ``@property`` (or ``@cached_property``): reading ``self.name`` runs it."""
+    return any(d in PROPERTY_DECORATORS for d in fn.decorators)
 
 
 def container(kind: str, elem: Val | None, size: str, why: tuple = (), **kw) -> Val:
@@ -377,6 +386,21 @@ class Values:
             out = self._apply_write(out, fn, write, cls)
         return self._memo_finish(memo, key, out, saved)
 
+    def attr_paths(self, cls, attr: str) -> list:
+        """[(FuncRef, Val, rebinds)]: what each method of the hierarchy leaves in ``self.<attr>``
+        from its own writes; ``rebinds`` when one of them is an ``=`` (the method builds a value
+        of its own rather than adding to another's)."""
+        by_fn: dict = {}
+        for fn, write in self.attr_writes(cls, attr):
+            by_fn.setdefault(fn.key, (fn, []))[1].append(write)
+        out = []
+        for fn, writes in by_fn.values():
+            v = BOTTOM
+            for w in writes:
+                v = self._apply_write(v, fn, w, cls)
+            out.append((fn, v, any(w[0] == "=" for w in writes)))
+        return out
+
     # Memoized recursion with cycles: a value being computed reads as BOTTOM to what it reaches.
     # What is computed while reading such an in-progress value is provisional (it holds BOTTOM
     # where the finished value will hold more): it is memoized only until the outermost value of
@@ -471,6 +495,11 @@ class Values:
             # (an argument the instance's own class passes up from what it is building:
             # ``super().__init__(self.files)``, nothing more than that attribute)
             out = self._unseen_param(fnref, name, out)
+        kind = flow.annotated.get(name) if flow is not None else None
+        if kind is not None and not (out.kinds & CONTAINERS):
+            # ``items: List[str]``: a Python container whatever the callers pass; its size is theirs
+            why = ((f"the `{name}` argument, annotated as a {kind}", fnref.file.path, fnref.fn.span.row),)
+            out = join(out, Val(frozenset({kind}), size=UNKNOWN_SIZE, why=why))
         return self._memo_finish(memo, key, out, saved)
 
     def _unseen_param(self, fnref, name: str, default: Val) -> Val:
@@ -580,9 +609,18 @@ class Values:
         key = (id(ir), env.key)
         if key in memo:
             return self._memo_hit(memo, key)
-        saved = self._memo_start(memo, key, tracked=False)  # in progress: a cycle resolves to nothing
-        result = self._eval_node(ir, env, depth + 1)
-        return self._memo_finish(memo, key, result, saved)
+        nesting = self.__dict__.get("_nesting", 0)
+        if nesting > MAX_NESTING:
+            # attributes, parameters and call sites restart ``depth``: a long chain of them
+            # (a property returning another object's property ...) stops here, unknown
+            return UNKNOWN
+        self._nesting = nesting + 1
+        try:
+            saved = self._memo_start(memo, key, tracked=False)  # in progress: a cycle resolves to nothing
+            result = self._eval_node(ir, env, depth + 1)
+            return self._memo_finish(memo, key, result, saved)
+        finally:
+            self._nesting = nesting
 
     def _eval_node(self, ir, env, depth: int) -> Val:
         tag = ir[0]
@@ -673,6 +711,8 @@ class Values:
         attr = ir[1]
         method = self.find_method(env.self_cls, attr)
         if method is not None:
+            if is_property(method.fn):
+                return self._call_function(method, (), (), env, depth, env.self_cls)
             return val("method", fn=method, cls=env.self_cls)
         v = self.attr_value(env.self_cls, attr)
         if v.is_bottom:
@@ -693,6 +733,8 @@ class Values:
         if base.has("instance") and base.cls is not None:
             m = self.find_method(base.cls, attr)
             if m is not None:
+                if is_property(m.fn):
+                    return self._call_function(m, (), (), env, depth, base.cls)
                 return val("method", fn=m, cls=base.cls)
             v = self.attr_value(base.cls, attr)
             return v if not v.is_bottom else UNKNOWN
@@ -749,6 +791,9 @@ class Values:
         if base.has("records"):
             return val("records", size=base.size, why=base.why)
         if base.has("ndarray", "ndarray-obj", "tensor"):
+            if index[0] == "k" and isinstance(index[1], str) and base.size == LOAD:
+                # a named member of a loaded .npz / a field of a record array: one entry per record
+                return base
             return replace(base, size=UNKNOWN_SIZE)
         return UNKNOWN
 
@@ -1132,6 +1177,9 @@ class Values:
             if inner is not None and inner.has("instance") and inner.cls is not None and self.is_dataset(inner.cls):
                 # the number of samples of a Dataset (a wrapper's `range(len(self.dataset))`)
                 return val("int", size=DATA, why=((f"the length of `{inner.cls.cls.name}`", *where),))
+            measured = self._samples_measured(args, env)
+            if measured is not None:
+                return val("int", size=DATA, why=((f"the number of samples (`len(self.{measured})`)", *where),))
             return val("int", size=UNKNOWN_SIZE if inner is None or inner.size == UNKNOWN_SIZE else BOUNDED)
         if qual in NUMERIC_FUNCS:
             return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
@@ -1208,6 +1256,15 @@ class Values:
         if held is not None:
             return held
         return val("ext", detail=qual, size=UNKNOWN_SIZE)
+
+    def _samples_measured(self, args, env) -> str | None:
+        """``len(self.x)`` in a Dataset whose ``__len__`` returns ``len(self.x)``: the number of
+        samples, whatever ``self.x`` holds (a wrapped dataset built by a registry)."""
+        if len(args) != 1 or args[0][0] != "s" or env.self_cls is None or not self.is_dataset(env.self_cls):
+            return None
+        attr = args[0][1]
+        uses = self.sample_uses(env.self_cls).get(attr, ())
+        return attr if any(how == "len" for how, _fn, _row in uses) else None
 
     def _held_callables(self, qual: str, args, kwargs, env, depth) -> Val | None:
         """A library class built with a lambda or a local function (a transform, a dataset given
@@ -1353,6 +1410,9 @@ class Values:
             if method in ("tolist", "to_list"):
                 return container("list", UNKNOWN, recv.size, recv.why)
             if method in ("to_dict",):
+                orient = self._arg(args, kwargs, 0, "orient", env, depth)
+                if orient is not None and orient.detail == "records":  # one dict per row
+                    return container("list", val("dict", size=BOUNDED), recv.size, recv.why)
                 return Val(frozenset({"dict"}), size=recv.size, why=recv.why)
             if method in ("to_numpy",):
                 return val("ndarray-obj", size=recv.size, why=recv.why)
@@ -1377,6 +1437,13 @@ class Values:
         if recv.has("handle"):
             if method in ("keys",) and recv.detail.startswith("h5py"):
                 return Val(frozenset({"iterator"}), elem=val("str", size=BOUNDED), size=DATA, why=_why(recv, "the keys of an HDF5 file", where))
+            if recv.detail.startswith("lmdb") and (method == "cursor" or method.startswith("iter")):
+                # the records of an LMDB database: iterating a cursor gives (key, value) pairs
+                pair = Val(frozenset({"tuple"}), items=(val("bytes", size=BOUNDED), val("bytes", size=BOUNDED)), size=BOUNDED)
+                elem = val("bytes", size=BOUNDED) if method in ("iternext_nodup",) or any(k == "values" for k, _ in kwargs) else pair
+                kinds = {"iterator", "handle"} if method == "cursor" else {"iterator"}  # a cursor is iterated or walked
+                why = recv.why if recv.has("iterator") else _why(recv, "the keys of an LMDB database", where)
+                return Val(frozenset(kinds), elem=elem, size=DATA, detail=recv.detail, why=why)
             if method in ("begin", "cursor", "get", "require_dataset", "require_group"):
                 return replace(recv, why=recv.why)
             if method in ("namelist", "getnames", "getmembers", "infolist"):

@@ -30,6 +30,9 @@ PLAIN = frozenset({"str", "bytes", "int", "bool", "none", "tuple", "list", "dict
 # what a container may be rebound to before the constructor returns: no longer a Python container
 COMPACT = frozenset({"ndarray", "tensor", "memmap", "store", "tensordataset", "series"})
 OPEN = frozenset({"unknown", "param", "records"})
+# elements that stand for a whole file (a memmap, an open HDF5 / LMDB file, an Arrow table): a list
+# of them has one entry per shard, not per sample
+PER_FILE = frozenset({"memmap", "handle", "store", "h5dataset"})
 KIND_WORDS = {
     "list": "list", "dict": "dict", "set": "set", "tuple": "tuple", "deque": "deque",
     "frozenset": "frozenset", "ndarray-obj": "object array", "records": "dict/list of records",
@@ -48,7 +51,7 @@ BOUNDED_WORDS = frozenset(
         "class", "classes", "classnames", "category", "categories", "cat", "cats", "catid", "catids",
         "vocab", "vocabulary", "mean", "std", "transform", "transforms", "aug", "augs", "augmentation",
         "augmentations", "pipeline", "cfg", "config", "conf", "configs", "opt", "opts", "args", "hparams",
-        "kwargs", "options", "settings", "params", "palette", "colors", "colormap", "scales", "shape",
+        "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales", "shape",
     }
 )
 _MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
@@ -77,18 +80,25 @@ class CopyOnReadContainer(Rule):
 
             - where the value comes from (the program model's value flow): a directory listing
               (`os.listdir`, `glob`, `os.walk`, `Path.rglob/iterdir`), the lines of a file
-              (`readlines`, iterating a file, `read().splitlines()`), json / pickle / yaml / csv
-              records, HDF5 keys, a COCO-style annotation API; a comprehension, `zip`,
+              (`readlines`, iterating a file, `read().splitlines()`; `open` of a path manager
+              such as iopath's), json / pickle / yaml / csv / parquet records, the arrays of a
+              loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API; a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
-              project's call sites, per-sample caches such as `[None] * len(self.files)`;
+              project's call sites, per-sample caches such as `[None] * len(self.files)` (or
+              `[None] * n` with `n` the number of samples `__len__` returns);
+              `setattr(self, "name", value)` counts as an assignment;
             - how the Dataset uses it, when its source is not visible (a library call, an
-              argument nobody in the project passes): `__len__` returns its length,
-              `__getitem__` (or a helper it calls) indexes it with the sample index, or
-              `__iter__` walks it; or it holds a few Python tables that worker code indexes one
-              by one with the sample index (`for src in self.sources: src[idx]`), however few
-              (no automatic fix then: pack each table).
+              argument nobody in the project passes) but it is known to be a Python container
+              (built with `list(...)`, a comprehension, a parameter annotated `List[...]` /
+              `Dict[...]`): `__len__` returns its length, or `__getitem__` (or a helper it
+              calls, a function defined inside it) indexes it with the sample index, directly
+              or through a `@property` / a getter that returns it, or `__iter__` walks it;
+              records loaded into one attribute and served through another
+              (`self.data = self.db`) share these uses; or it holds a few Python tables that
+              worker code indexes one by one with the sample index (`for src in self.sources:
+              src[idx]`), however few (no automatic fix then: pack each table).
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -103,8 +113,12 @@ class CopyOnReadContainer(Rule):
             or to numpy fixed-width arrays.
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
-            a vocabulary deduplicated with `set`/`sorted(set(...))`), numpy arrays that are not
-            `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
+            a vocabulary deduplicated with `set`/`sorted(set(...))`, one memmap / HDF5 file per
+            shard file, a container the code builds with a fixed size in one method that another
+            reads back from a cache), caches the constructor leaves empty (each worker fills its
+            own), an object whose only source is unseen and whose kind is not known (it may be an
+            array or a tensor), pandas DataFrames without a string column in sight, numpy
+            arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
             `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. Dataset
@@ -343,25 +357,32 @@ class CopyOnReadContainer(Rule):
             # computed key, walked, measured), a configuration when only read by literal keys
             grows = bool(uses) or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
-            grows = bool(uses) or any(how == "feeds" for how, _f, _r in raw_uses)
+            grows = (bool(uses) or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
+        if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
+            grows = False  # one memmap / open file / table per shard file: a few dozen entries
         if not grows:
             return None
         if not kinds:
             kinds = frozenset({"records"})
         ctype = KIND_WORDS[sorted(kinds, key=lambda k: ("list", "dict", "tuple", "set", "deque", "frozenset", "ndarray-obj", "records").index(k))[0]]
         elem = _elem_words(value)
-        what = f"a {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"a {ctype}"
-        if size == DATA and value.why:
+        article = "an" if ctype[0] in "aeiou" else "a"
+        what = f"{article} {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"{article} {ctype}"
+        if value.why and (size == DATA or (size == LOAD and not uses)):
             why = value.why[0]
             named = re.match(r"a directory (listing|walk) \(`([^`]+)`\)$", why[0])  # "... (`os.listdir`)"
             source = f"`{named.group(2)}`" if named else re.sub(r" \(`[^`]+`\)$", "", why[0])
-            text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
+            if ctype == KIND_WORDS["records"] and source.startswith("records of "):
+                # "holds the records of a json file (data.py:14)"
+                text = f"the {source} ({os.path.basename(why[1])}:{why[2]})"
+            else:
+                text = f"{what} from {source} ({os.path.basename(why[1])}:{why[2]})"
         elif uses:
             how, fn, _ = uses[0]
             text = f"{what} {'measured by' if how == 'len' else 'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"
@@ -404,6 +425,18 @@ class CopyOnReadContainer(Rule):
         else:
             text = what
         return text, evidence
+
+    @staticmethod
+    def _bounded_path(model, ref, attr: str) -> bool:
+        """One method builds the container with a size the code fixes (a loop over
+        ``range(1, 21)``), the others rebind it to something unseen (``load_graphs(path)``, the
+        same graphs read back from a cache): bounded evidence beats a size nobody can see."""
+        paths = model.attr_paths(ref, attr)
+        if not paths or not all(rebinds for _fn, _v, rebinds in paths):
+            return False
+        if any(v.size in (DATA, LOAD) for _fn, v, _r in paths):
+            return False
+        return any(v.size == BOUNDED and v.kinds & PY_CONTAINERS for _fn, v, _r in paths)
 
     @staticmethod
     def _anchors(model, ref, attr):
