@@ -62,3 +62,15 @@ def display_path(path: str, start: str | None = None) -> str:
     except ValueError:
         return path
     return path if rel.startswith("..") else rel
+
+
+def common_ends(a: list, b: list) -> tuple[int, int]:
+    """(length of the common prefix, length of the common suffix) of two sequences of lines, not
+    overlapping: what a line diff can leave out."""
+    lo = 0
+    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
+        hi += 1
+    return lo, hi

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 
 from dllint.model import Edit, Span
+from dllint.textutil import common_ends
 
 
 def line_edits(old: str, new: str) -> tuple[Edit, ...]:
@@ -16,12 +17,7 @@ def line_edits(old: str, new: str) -> tuple[Edit, ...]:
     b = new.splitlines(keepends=True)
     # the common first and last lines are left out of the matcher (it is quadratic in the lines
     # between, and a module holds many identical blank lines)
-    lo = 0
-    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
-        lo += 1
-    hi = 0
-    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
-        hi += 1
+    lo, hi = common_ends(a, b)
     edits = []
     matcher = difflib.SequenceMatcher(None, a[lo : len(a) - hi], b[lo : len(b) - hi], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

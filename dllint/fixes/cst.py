@@ -11,7 +11,7 @@ import difflib
 import re
 
 from dllint.model import Edit, Span
-from dllint.textutil import line_starts, newline_of
+from dllint.textutil import common_ends, line_starts, newline_of
 
 _UNSET = object()
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -233,12 +233,7 @@ def edits_between(before: str, after: str) -> tuple[Edit, ...]:
         return ()
     a = _LINES.findall(before)
     b = _LINES.findall(after)
-    lo = 0
-    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
-        lo += 1
-    hi = 0
-    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
-        hi += 1
+    lo, hi = common_ends(a, b)
     offsets = [0]
     for line in a:
         offsets.append(offsets[-1] + len(line))
