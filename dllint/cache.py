@@ -7,13 +7,18 @@ torn, from another format version, of the wrong shape or not dllint's at all is 
 rewritten); a pickle found there is reported once. See ``check.py`` for the last line of defence: a
 run that fails while using cached data is run again without reading the cache.
 
-Two things are kept:
+Three things are kept:
 
 - **facts** (``facts/<k[:2]>/<k>``, one file per entry): a file's ``FileFacts`` under a key made of
   everything facts depend on: the content hash, the path, module name, module root and package flag,
   the configured loader classes, and a fingerprint of the code computing them (every source file of
   the installed dllint package, the dllint version and the Python version). An edit to any rule's
   ``extract`` therefore invalidates every entry; nothing has to remember to bump a version.
+- **the plan** (``plans/<key>``): the files the last whole run analysed (the pre-filter's
+  and planning's answer), keyed by the settings and the targets. A later run starts from them
+  (those that still exist) and plans only what an edit adds: parsing more files than needed never
+  changes a finding (the engine's invariant, tests/test_prefilter_equivalence.py), it only saves
+  the planning rounds.
 - **the file index** (``files.json``): per path, its stat signature -> content hash, plus the
   verdicts of the byte pre-filter (keyed by a digest of the pattern), so a warm run neither reads
   nor scans an unchanged file. The signature is what git compares: modification time, status-change
@@ -246,6 +251,28 @@ class FactCache:
             return None
         self.served = True
         return found
+
+    def load_plan(self, key: str) -> list[str] | None:
+        """The files the last run with this key analysed (planning's answer), or None."""
+        if not self.enabled:
+            return None
+        found = self._read(os.path.join(self.directory, "plans", key))
+        if not (isinstance(found, list) and all(type(p) is str for p in found)):
+            return None
+        return found
+
+    def store_plan(self, key: str, paths: list[str]) -> None:
+        if not self.enabled:
+            return
+        directory = os.path.join(self.directory, "plans")
+        try:
+            if os.path.isdir(directory):  # keep only the latest few plans
+                old = sorted(os.scandir(directory), key=lambda e: e.stat().st_mtime_ns)
+                for entry in old[:-7]:
+                    os.unlink(entry.path)
+            self._write(os.path.join(directory, key), serial.dumps(sorted(paths)))
+        except (OSError, TypeError, ValueError, RecursionError):
+            pass
 
     def store_result(self, key: str, result) -> None:
         if not self.enabled:

@@ -251,6 +251,12 @@ class Engine:
                         and (scanned[p] if p in scanned else self._matches(p, self.triggers, key, data, entries, read_errors))
                     )
                 }
+            plan_key = None
+            if cache is not None and not seeded:
+                # the files the last run analysed: planning then adds only what an edit needs
+                plan_key = cache.result_key([repr(self.settings), self.prefilter, "plan", sorted(target_set)])
+                planned = cache.load_plan(plan_key) or ()
+                wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             facts = compute(wanted)
             seen_names: dict = {}
             for _ in range(MAX_ROUNDS):
@@ -262,6 +268,8 @@ class Engine:
                 facts.update(compute(new))
             else:
                 index = ProgramModel(facts, self.settings, layout)
+            if plan_key is not None:
+                cache.store_plan(plan_key, list(facts))
         finally:
             self.store.close()
         project = Project(self.settings, index, facts, data, target_set)

@@ -83,9 +83,13 @@ def test_warm_run_reads_only_what_it_needs(tmp_path):
     assert cache.misses > 0 and cache.hits == 0
     warm, cache = analyse(tmp_path, cache_dir)
     assert cache.misses == 0 and cache.hits == cold.analysed
-    # unchanged files are not read again, except the few with findings (fixes need their bytes)
+    # unchanged analysed files are not read again, except the few with findings (fixes need their
+    # bytes); starting from the last plan, the names of all its files are looked for in one test
+    # whose verdicts are new: the files not analysed are read for that, once
     with_findings = {d.path for d in warm.diagnostics}
-    assert set(warm.sources) == with_findings
+    assert set(warm.sources) & set(warm.project.files) == with_findings
+    third, _ = analyse(tmp_path, cache_dir)
+    assert set(third.sources) == with_findings  # those verdicts are cached now
     assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in cold.diagnostics]
 
     touched = tmp_path / "proj1" / "models" / "mod_0.py"
@@ -93,7 +97,12 @@ def test_warm_run_reads_only_what_it_needs(tmp_path):
     past = time.time() - 5
     os.utime(touched, (past, past))
     again, cache = analyse(tmp_path, cache_dir)
-    assert set(again.sources) == with_findings | {str(touched)}
+    # the edited run starts from the last plan (every file analysed last time) and asks the
+    # names of all of them in one test, whose verdicts are not cached yet: it reads the files it
+    # has not analysed to look for the names; no analysed file but the edited one is read
+    read_analysed = set(again.sources) & set(again.project.files)
+    assert read_analysed <= with_findings | {str(touched)} and str(touched) in again.sources
+    assert with_findings <= set(again.sources)
     assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in cold.diagnostics]
 
 
@@ -282,3 +291,42 @@ def test_project_with_notebooks_reuses_the_result_and_a_notebook_edit_invalidate
     expected = run(tmp_path, "--no-cache")
     assert "nb.ipynb:cell 5:line 4" in expected
     assert run(tmp_path) == expected
+
+
+def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
+    """The files the last run analysed are kept (plans/): after an edit, planning starts
+    from them and needs one round, and the findings equal a run without the cache; a file the
+    edit newly needs is still planned."""
+    from dllint.engine import Engine
+
+    generate(str(tmp_path), seed=2, files=120)
+    age(tmp_path)
+    cache_dir = tmp_path / "cachedir"
+    cold, _ = analyse(tmp_path, cache_dir)
+    assert list((cache_dir / "plans").iterdir())
+    rounds: list[int] = []
+    real = Engine._demands
+
+    def counting(self, *args, **kwargs):
+        rounds.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "_demands", counting)
+    edited = sorted({d.path for d in cold.diagnostics})[0]
+    with open(edited, "a", encoding="utf-8") as fh:
+        fh.write("\n# an edit\n")
+    warm, _ = analyse(tmp_path, cache_dir)
+    assert len(rounds) == 1
+    fresh, _ = analyse(tmp_path, None)
+    assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
+    assert warm.analysed == cold.analysed
+
+    # a new module the project starts to use is planned although the last plan lacked it
+    (tmp_path / "helper_mod_new.py").write_text("import torch\n\ndef to_gpu(x):\n    return x.cuda()\n")
+    first = str(next(iter(sorted(p for p in cold.project.files if p.endswith(".py")))))
+    with open(first, "a", encoding="utf-8") as fh:
+        fh.write("\nfrom helper_mod_new import to_gpu  # noqa: F401\n")
+    rounds.clear()
+    again, _ = analyse(tmp_path, cache_dir)
+    fresh, _ = analyse(tmp_path, None)
+    assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
