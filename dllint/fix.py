@@ -30,7 +30,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from dllint.model import Diagnostic
-from dllint.textutil import display_path, line_starts, newline_of, offset
+from dllint.textutil import display_path, first_row, line_starts, newline_of, offset
 
 MAX_PASSES = 10
 _LINE_PREFIX = re.compile(r"^syntax error at line \d+: ")
@@ -136,7 +136,7 @@ def _statements_around(text: str, tree: ast.Module, changed: list[tuple[int, int
     if not changed:
         return text
     starts = line_starts(text)
-    firsts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
+    firsts = [first_row(s) for s in body]
     lasts = [s.end_lineno or s.lineno for s in body]
     wanted = [False] * len(body)
     for a, b in changed:

@@ -74,3 +74,8 @@ def common_ends(a: list, b: list) -> tuple[int, int]:
     while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
         hi += 1
     return lo, hi
+
+
+def first_row(stmt) -> int:
+    """The first row of an ``ast`` statement, its decorators included."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])

@@ -18,7 +18,7 @@ import tokenize
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.compact_list import SOURCE as COMPACT_SOURCE
-from dllint.textutil import line_starts, newline_of
+from dllint.textutil import first_row, line_starts, newline_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -51,7 +51,7 @@ class CompactSlices:
         self.body = body
         self.rows: list[tuple[int, int]] = []
         if body is not None:
-            self.rows = [(_first_row(s), s.end_lineno or s.lineno) for s in body]
+            self.rows = [(first_row(s), s.end_lineno or s.lineno) for s in body]
         self.starts = line_starts(text)
         self._parsed: dict = {}  # (first, last) -> libcst Module of those rows, or None
         self._head = _UNSET
@@ -169,10 +169,6 @@ class CompactSlices:
 
 
 _UNSET = object()
-
-
-def _first_row(stmt: ast.stmt) -> int:
-    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
 
 
 def _holder(body: list[ast.stmt], class_path: list[str]) -> tuple[int, ast.AST] | None:

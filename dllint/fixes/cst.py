@@ -11,7 +11,7 @@ import difflib
 import re
 
 from dllint.model import Edit, Span
-from dllint.textutil import common_ends, line_starts, newline_of
+from dllint.textutil import common_ends, first_row, line_starts, newline_of
 
 _UNSET = object()
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -143,7 +143,7 @@ def _statement_rows(body, span: Span, text: str, starts) -> tuple[int, int, bool
         lo, hi = span.row, span.end_row
         hits = []
         for s in block:  # widen to whole statements, and to the statements sharing their rows
-            a = min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+            a = first_row(s)
             b = s.end_lineno or s.lineno
             if a <= hi and b >= lo:
                 lo, hi = min(lo, a), max(hi, b)
@@ -170,7 +170,7 @@ def _inner_block(hits, span: Span):
     for block in blocks:
         if not isinstance(block, list) or not block or not hasattr(block[0], "lineno"):
             continue
-        a = min([block[0].lineno, *(d.lineno for d in getattr(block[0], "decorator_list", ()))])
+        a = first_row(block[0])
         b = block[-1].end_lineno or block[-1].lineno
         if a <= span.row and span.end_row <= b and a > stmt.lineno:
             return block
