@@ -264,26 +264,22 @@ class FactCache:
     def store_plan(self, key: str, paths: list[str]) -> None:
         if not self.enabled:
             return
-        directory = os.path.join(self.directory, "plans")
-        try:
-            if os.path.isdir(directory):  # keep only the latest few plans
-                old = sorted(os.scandir(directory), key=lambda e: e.stat().st_mtime_ns)
-                for entry in old[:-7]:
-                    os.unlink(entry.path)
-            self._write(os.path.join(directory, key), serial.dumps(sorted(paths)))
-        except (OSError, TypeError, ValueError, RecursionError):
-            pass
+        self._store_latest("plans", key, sorted(paths))
 
     def store_result(self, key: str, result) -> None:
         if not self.enabled:
             return
-        directory = os.path.join(self.directory, "results")
+        self._store_latest("results", key, result)
+
+    def _store_latest(self, folder: str, key: str, value) -> None:
+        """Write ``value`` under ``folder/key``, keeping only the latest few entries of the folder."""
+        directory = os.path.join(self.directory, folder)
         try:
-            if os.path.isdir(directory):  # keep only the latest few results
+            if os.path.isdir(directory):
                 old = sorted(os.scandir(directory), key=lambda e: e.stat().st_mtime_ns)
                 for entry in old[:-7]:
                     os.unlink(entry.path)
-            self._write(os.path.join(directory, key), serial.dumps(result))
+            self._write(os.path.join(directory, key), serial.dumps(value))
         except (OSError, TypeError, ValueError, RecursionError):
             pass
 

@@ -164,7 +164,7 @@ class Engine:
     def _analyse(self, targets, enabled, overlay, explicit, watch=frozenset()) -> Analysis:
         overlay = overlay or {}
         explicit = explicit or set()
-        self._focus = None
+        focus = None
         target_set = set(targets)
         paths = sorted(set(self.project_files()) | target_set | set(overlay))
         data: dict[str, bytes] = {}
@@ -234,7 +234,7 @@ class Engine:
         try:
             if seeded:
                 wanted = {p for p in target_set if (p in data or p in entries) and (p in explicit or not _is_stub(p, explicit))}
-                self._focus = frozenset(wanted)
+                focus = frozenset(wanted)
             elif not self.prefilter:
                 for path in list(entries):
                     self._read_into(path, data, entries, read_errors)
@@ -261,7 +261,7 @@ class Engine:
             seen_names: dict = {}
             for _ in range(MAX_ROUNDS):
                 index = ProgramModel(facts, self.settings, layout)
-                new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors) if not _is_stub(p, explicit)}
+                new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors, focus) if not _is_stub(p, explicit)}
                 new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
                 if not new:
                     break
@@ -416,14 +416,15 @@ class Engine:
             out.update(fresh)
         return out
 
-    def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None) -> set[str]:
-        """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides)."""
-        missed, names = demands(index, self._focus)
+    def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None, focus=None) -> set[str]:
+        """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides);
+        ``focus``: the named files an analysis starts from (see ``_analyse``)."""
+        entries = entries if entries is not None else {}
+        read_errors = read_errors if read_errors is not None else {}
+        missed, names = demands(index, focus)
         new = {p for p in missed if p not in facts}
-        if self._focus is not None:  # the modules a named file imports that a whole run would parse
-            entries = entries if entries is not None else {}
-            read_errors = read_errors if read_errors is not None else {}
-            for path in self._focus:
+        if focus is not None:  # the modules a named file imports that a whole run would parse
+            for path in focus:
                 if path in index.files:
                     for imported in index.imports_of(index.files[path]):
                         if imported not in facts and self._matches(imported, self.triggers, self.triggers.key, data, entries, read_errors):
@@ -432,8 +433,6 @@ class Engine:
         seen_names.update(names)
         if names:
             test = NameTest(names)
-            entries = entries if entries is not None else {}
-            read_errors = read_errors if read_errors is not None else {}
             candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
             new.update(p for p in candidates if self._matches(p, test, test.key, data, entries, read_errors))
         return new

@@ -114,11 +114,8 @@ class NameTest:
         }
         # every name wants one of its module's words: a file without any of them (a plain substring
         # test, done first and in C) cannot match
-        self.any_word = (
-            tuple(sorted({w.encode() for ws in modules.values() for w in ws}))
-            if modules and all(modules.values()) and len({w for ws in modules.values() for w in ws}) <= self.FIND_AT_MOST
-            else None
-        )
+        all_words = {w.encode() for ws in modules.values() for w in ws}
+        self.any_word = tuple(sorted(all_words)) if modules and all(modules.values()) and len(all_words) <= self.FIND_AT_MOST else None
         key = self.regex.pattern + b"".join(m.pattern for _, m in sorted(self.modules.items()))
         self.key = hashlib.blake2b(key, digest_size=8).digest()
 

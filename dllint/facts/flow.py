@@ -389,7 +389,6 @@ class FlowBuilder:
                 self._iterates.add(node.func.value.attr)
 
     def _site(self, tag: str, node, text: str, ir=None) -> None:
-        end_row = getattr(node, "end_lineno", None) or node.lineno
         span = self.ctx.span(node)
         self._sites.append((tag, (span.row, span.col, span.end_row, span.end_col), text, ir, self._lambda))
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dllint.program.refs import ClassRef, FuncRef
 
 
-
 def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]]]:
     """(paths the structural questions reached, {name: module words} to look for in files).
 
