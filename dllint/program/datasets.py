@@ -59,17 +59,12 @@ class SampleUses:
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
         # ``self.data = self.db``: one object under two names; what the samples do to ``data``
         # they do to ``db`` (an annotation table loaded into one attribute, served by another)
-        for r in self.mro(ref):
-            for qual in r.cls.methods.values():
-                fn = r.file.functions.get(qual)
-                flow = fn.flow if fn is not None else None
-                if flow is None:
-                    continue
-                for attr, writes in flow.writes.items():
-                    for w in writes:
-                        source = w[1]
-                        if w[0] == "=" and source[0] == "s" and source[1] != attr and attr in out and source[1] not in out:
-                            out[source[1]] = list(out[attr])
+        for fn in self.hierarchy_methods(ref):
+            for attr, writes in fn.fn.flow.writes.items():
+                for w in writes:
+                    source = w[1]
+                    if w[0] == "=" and source[0] == "s" and source[1] != attr and attr in out and source[1] not in out:
+                        out[source[1]] = list(out[attr])
         for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
             out.setdefault(source, []).append(("feeds", fn_name, row))
         memo[ref.key] = out

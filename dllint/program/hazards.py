@@ -404,13 +404,7 @@ class Hazards:
     def _setup(self, ref: ClassRef) -> list[FuncRef]:
         """The class hierarchy's methods that are not worker code (they run before the fork)."""
         workers = set(self.worker_functions(ref))
-        out = []
-        for r in self.mro(ref):
-            for qual in r.cls.methods.values():
-                fn = r.file.functions.get(qual)
-                if fn is not None and fn.flow is not None and (r.file.path, qual) not in workers:
-                    out.append(FuncRef(r.file, fn))
-        return out
+        return [fn for fn in self.hierarchy_methods(ref) if fn.key not in workers]
 
     def _worker_reads(self, ref: ClassRef) -> dict[str, str]:
         """attr -> the worker function (of the class hierarchy) that reads ``self.attr``."""

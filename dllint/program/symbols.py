@@ -205,6 +205,17 @@ class Symbols:
             self._missed(found[1])
         return list(found[0])
 
+    def hierarchy_methods(self, ref: ClassRef) -> list[FuncRef]:
+        """The methods of the class and of its project ancestors (in ``mro`` order) whose flow
+        is known."""
+        out = []
+        for r in self.mro(ref):
+            for qual in r.cls.methods.values():
+                fn = r.file.functions.get(qual)
+                if fn is not None and fn.flow is not None:
+                    out.append(FuncRef(r.file, fn))
+        return out
+
     def _mro(self, ref: ClassRef) -> list[ClassRef]:
         out: list[ClassRef] = []
         seen: set = set()

@@ -200,11 +200,8 @@ class CopyOnReadContainer(Rule):
                 continue
             uses = model.sample_uses(ref)
             attrs = set()
-            for r in model.mro(ref):
-                for qual in r.cls.methods.values():
-                    fn = r.file.functions.get(qual)
-                    if fn is not None and fn.flow is not None:
-                        attrs.update(fn.flow.writes)
+            for fn in model.hierarchy_methods(ref):
+                attrs.update(fn.fn.flow.writes)
             for attr in sorted(attrs):
                 finding = self._judge(model, ref, attr, uses.get(attr, ()))
                 if finding is None:
@@ -465,25 +462,21 @@ class CopyOnReadContainer(Rule):
             for kind, _d, _row, on_self, scope in facts.signals.get("attr_uses", {}).get(attr, ()):
                 if kind == "table" and on_self and (facts.path, scope) in methods:
                     return True
-        for r in model.mro(ref):
-            for qual in r.cls.methods.values():
-                fn = r.file.functions.get(qual)
-                flow = fn.flow if fn is not None else None
-                if flow is None:
-                    continue
-                if attr in flow.iterates:
-                    return True
-                if any(ix[0] != "k" for ix in flow.indexes.get(attr, ())):
-                    return True
-                for kind, target, args, _kw, _row in flow.calls:
-                    if kind == "attr" and target[0] == attr:
-                        if target[1] in ("items", "keys", "values", "__iter__"):
-                            return True
-                        if target[1] in ("get", "pop", "__getitem__") and args and args[0][0] != "k":
-                            return True
-                for ret in flow.returns:
-                    if ret[0] == "c" and ret[1] == ("g", "builtins.len") and ret[2][:1] == (("s", attr),):
+        for fn in model.hierarchy_methods(ref):
+            flow = fn.fn.flow
+            if attr in flow.iterates:
+                return True
+            if any(ix[0] != "k" for ix in flow.indexes.get(attr, ())):
+                return True
+            for kind, target, args, _kw, _row in flow.calls:
+                if kind == "attr" and target[0] == attr:
+                    if target[1] in ("items", "keys", "values", "__iter__"):
                         return True
+                    if target[1] in ("get", "pop", "__getitem__") and args and args[0][0] != "k":
+                        return True
+            for ret in flow.returns:
+                if ret[0] == "c" and ret[1] == ("g", "builtins.len") and ret[2][:1] == (("s", attr),):
+                    return True
         return False
 
     @staticmethod

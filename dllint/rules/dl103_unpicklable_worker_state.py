@@ -374,17 +374,11 @@ class UnpicklableWorkerState(Rule):
         """Attributes set before the workers start whose value cannot be pickled."""
         workers = set(model.worker_functions(ref))
         deleted = set()
-        for r in model.mro(ref):
-            for qual in r.cls.methods.values():
-                fn = r.file.functions.get(qual)
-                if fn is not None and fn.flow is not None and (r.file.path, qual) not in workers:
-                    deleted |= fn.flow.deletes
         attrs = set()
-        for r in model.mro(ref):
-            for qual in r.cls.methods.values():
-                fn = r.file.functions.get(qual)
-                if fn is not None and fn.flow is not None:
-                    attrs.update(fn.flow.writes)
+        for fn in model.hierarchy_methods(ref):
+            if fn.key not in workers:
+                deleted |= fn.fn.flow.deletes
+            attrs.update(fn.fn.flow.writes)
         for attr in sorted(attrs - deleted):
             writes = model.attr_writes(ref, attr)
             for fnref, write in writes:
