@@ -73,6 +73,7 @@ CASES = {
     "dl101/positive_accessors": [("fixed", "positive_accessors", "WithSetattr(root, '.')", "files")],
     "dl101/positive_nested_reads": [("fixed", "positive_nested_reads", "Frames(root + '/frames.npz', 2)", "sequence_indices")],
     "dl101/positive_typed_params": [("fixed", "positive_typed_params", "KFold([str(i) for i in range(12)], 1)", "indices")],
+    "dl101/manager_proxy": [("fixed", "manager_proxy", "CachedAudio(root, allow_cache=False)", "files")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

@@ -271,6 +271,10 @@ LOCK_CTORS = frozenset(
         "concurrent.futures.ThreadPoolExecutor", "socket.socket", "cv2.VideoCapture",
     }
 )
+# a multiprocessing manager: the containers it makes (``manager.list()``) are proxies whose
+# elements live in the manager's own process, not in the object holding the proxy
+MANAGER_CTORS = frozenset({"multiprocessing.Manager", "multiprocessing.managers.SyncManager", "torch.multiprocessing.Manager"})
+MANAGER_PROXIES = frozenset({"list", "dict", "Namespace", "Array", "Value", "Queue", "JoinableQueue"})
 HANDLE_CTORS = {
     "h5py.File": "an HDF5 file (`h5py.File`)",
     "lmdb.open": "an LMDB environment (`lmdb.open`)",
@@ -1125,6 +1129,8 @@ class Values:
             return val("lock", detail=qual)
         if qual in HANDLE_CTORS:
             return val("handle", detail=qual, why=((HANDLE_CTORS[qual], *where),))
+        if qual in MANAGER_CTORS:
+            return val("manager", detail=qual)
         if qual in ("torch.utils.data.TensorDataset", "torch.utils.data.StackDataset"):
             parts = [self._eval(a[1] if a[0] == "*" else a, env, depth) for a in (*args, *(v for _, v in kwargs))]
             cuda = [p for p in parts if p.device]
@@ -1338,6 +1344,8 @@ class Values:
             return recv
         if recv.has("rng") and method in ("manual_seed", "seed"):
             return recv
+        if recv.has("manager") and method in MANAGER_PROXIES:
+            return val("proxy", detail=f"a `Manager().{method}()` proxy", size=UNKNOWN_SIZE)
         if method in ("cpu", "numpy", "item", "detach", "float", "double", "long", "int", "half", "contiguous", "clone", "eval", "train"):
             if method in ("cpu", "numpy", "item"):
                 return replace(recv, device=None)
