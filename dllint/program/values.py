@@ -1314,6 +1314,8 @@ class Values:
         if dtype_name in NUMPY_DTYPE_OBJECT:
             return val("ndarray-obj", size=inner.size if inner is not None else UNKNOWN_SIZE, why=inner.why if inner is not None else ())
         size = inner.size if inner is not None else BOUNDED
+        if qual == "numpy.unique" and size in (DATA, LOAD):
+            return val("ndarray", size=DEDUP)  # the distinct values: a vocabulary, like set(...)
         if qual in ("numpy.array", "numpy.asarray") and inner is not None and dtype_name is None:
             e = element_of(inner)
             if e.has("dict", "list", "tuple", "none", "instance", "unknown") and not e.has("str", "int", "float"):
