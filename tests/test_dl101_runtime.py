@@ -74,6 +74,7 @@ CASES = {
     "dl101/positive_nested_reads": [("fixed", "positive_nested_reads", "Frames(root + '/frames.npz', 2)", "sequence_indices")],
     "dl101/positive_typed_params": [("fixed", "positive_typed_params", "KFold([str(i) for i in range(12)], 1)", "indices")],
     "dl101/manager_proxy": [("fixed", "manager_proxy", "CachedAudio(root, allow_cache=False)", "files")],
+    "dl101/positive_walked_samples": [("fixed", "positive_walked_samples", "RetrievalEval(root, 'captions')", "texts")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 
@@ -181,6 +182,7 @@ def make_data(root: Path) -> Path:
         "annotations": [{"image_id": i % 3, "bbox": [i, i, 2, 2]} for i in range(5)],
     }
     (root / "ann.json").write_text(json.dumps(ann))
+    (root / "captions.json").write_text(json.dumps([{"image": n, "caption": [f"A {n} Here", "two  words"]} for n in names]))
     (root / "pairs.csv").write_text("path,label,name\n" + "".join(f"{n},{i % 3},{n[:7]}\n" for i, n in enumerate(names)))
     import numpy as np
 

@@ -13,7 +13,7 @@ import warnings
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
 from dllint.facts.starts import argparse_worker_options, argparse_workers, extract_starts
-from dllint.facts.uses import attribute_uses
+from dllint.facts.uses import attribute_uses, membership_tests
 from dllint.model import (
     CallRef,
     ClassFacts,
@@ -170,6 +170,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     uses = attribute_uses(ctx)
     if uses:
         facts.signals["attr_uses"] = uses
+    tests = membership_tests(ctx)
+    if tests:
+        facts.signals["member_tests"] = tests
     if any(node.level for node in ctx.nodes(ast.ImportFrom)):
         facts.signals["relative_imports"] = True  # a module of a package, whatever its path says
 

@@ -149,3 +149,15 @@ def attribute_uses(ctx) -> dict[str, list]:
         fn = ctx.enclosing_function(node)
         out.setdefault(node.attr, []).append((kind, detail, node.lineno, on_self, fn.qualname if fn else ctx.module))
     return out
+
+
+def membership_tests(ctx) -> dict[str, list[str]]:
+    """attr -> [enclosing function] of each ``x in self.attr`` / ``x not in self.attr``: a list
+    filled under such a test holds distinct values (``if n not in self.names: self.names.append(n)``)."""
+    out: dict[str, list[str]] = {}
+    for cmp in ctx.nodes(ast.Compare):
+        for op, node in zip(cmp.ops, cmp.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node, ast.Attribute) and ctx.is_self_attr(node):
+                fn = ctx.enclosing_function(node)
+                out.setdefault(node.attr, []).append(fn.qualname if fn else ctx.module)
+    return out

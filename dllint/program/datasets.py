@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dllint.names import canonical
 from dllint.program.refs import ClassRef, FuncRef
-from dllint.program.values import is_property
+from dllint.program.values import Env, is_property
 
 ENTRIES = ("__getitem__", "__getitems__")
 
@@ -67,8 +67,58 @@ class SampleUses:
                         out[source[1]] = list(out[attr])
         for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
             out.setdefault(source, []).append(("feeds", fn_name, row))
+        for attr, (source, fn_name, row) in sorted(self._walked_samples(ref, out).items()):
+            out.setdefault(attr, []).append(("follows", source, row))
         memo[ref.key] = out
         return out
+
+    def _walked_samples(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
+        """attr -> (source attr, function, row) for a container built by walking another
+        attribute that grows with the data by use (``__len__`` measures it, ``__getitem__``
+        indexes it): ``for ann in self.annotation: self.captions.append(...)``,
+        ``self.txt2img[n] = i`` with an int key, ``self.paths = [a["file"] for a in self.anns]``.
+        One entry (or more) per sample: it grows with the data too. Not when it is filled only
+        under a membership test (``if x not in self.names: self.names.append(x)``: distinct
+        values), nor a dict keyed by anything but a number (a count per category is bounded)."""
+        measured = {a for a, found in uses.items() if any(how in ("len", "index") for how, _f, _r in found)}
+        if not measured:
+            return {}
+        out: dict[str, tuple[str, str, int]] = {}
+        for fn in self.hierarchy_methods(ref):
+            for attr, writes in fn.fn.flow.writes.items():
+                if attr in measured or attr in out:
+                    continue
+                for w in writes:
+                    how, ir, loops = w[0], w[1], w[4]
+                    if how in ("append", "extend", "+="):
+                        walked = loops[:1]
+                    elif how == "setitem" and loops and ir[0] == "kv" and self._int_key(ir[1], fn, ref):
+                        walked = loops[:1]
+                    elif how == "=" and ir[0] == "C" and ir[1] in ("list", "dict", "set") and ir[3]:
+                        if ir[1] == "set" or (ir[1] == "dict" and not self._int_key(ir[2][1], fn, ref)):
+                            continue
+                        walked = ir[3][:1]
+                    else:
+                        continue
+                    source = _walked_attr(walked[0]) if walked else None
+                    if source is not None and source in measured and source != attr and not self._membership_tested(ref, attr):
+                        out[attr] = (source, fn.fn.name, w[2])
+                        break
+        return out
+
+    def _int_key(self, key_ir, fn: FuncRef, ref: ClassRef) -> bool:
+        if key_ir is None:
+            return False
+        v = self.value(key_ir, Env(fn.file, fn, ref))
+        return bool(v.kinds) and v.kinds <= {"int"}
+
+    def _membership_tested(self, ref: ClassRef, attr: str) -> bool:
+        """``x in self.attr`` somewhere in the class's own methods."""
+        methods = {(r.file.path, q) for r in self.mro(ref) for q in r.cls.methods.values()}
+        for facts in {r.file.path: r.file for r in self.mro(ref)}.values():
+            if any((facts.path, scope) in methods for scope in facts.signals.get("member_tests", {}).get(attr, ())):
+                return True
+        return False
 
     def _one_per_element(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
         """attr -> (source attr, function, row) for a list that grows with the data by use
@@ -241,6 +291,14 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
 
 
 _SAME_LENGTH = frozenset({"builtins.enumerate", "builtins.list", "builtins.sorted", "tqdm.tqdm", "tqdm.auto.tqdm"})
+
+
+def _walked_attr(loop) -> str | None:
+    """The attribute a loop walks: ``self.anns``, ``enumerate(self.anns)``, ``tqdm(self.anns)``,
+    ``zip(self.anns, ...)`` (its first iterable)."""
+    if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip") and loop[2]:
+        loop = loop[2][0]
+    return loop[1] if loop[0] == "s" else None
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
 # calls that take a path or a string: a table cell passed to one is a str, so its column is an

@@ -346,15 +346,17 @@ class CopyOnReadContainer(Rule):
         raw_uses = uses
         uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index") or (how == "elements" and tables)]
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
+        follows = [f"one entry per element of `self.{src}`, the samples" for how, src, _row in raw_uses if how == "follows"]
         size = value.size
         if size == DATA:
             grows = True
         elif size == LOAD:
             # records loaded from json / pickle / yaml: a table when used as one (looked up with a
-            # computed key, walked, measured), a configuration when only read by literal keys
-            grows = bool(uses) or self._table_use(model, ref, attr)
+            # computed key, walked, measured), a configuration when only read by literal keys; or
+            # built by walking an attribute that is used as the samples
+            grows = bool(uses) or follows or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
-            grows = (bool(uses) or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
+            grows = (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
         else:
@@ -387,9 +389,12 @@ class CopyOnReadContainer(Rule):
             fn = next(f for how, f, _r in raw_uses if how == "feeds")
             text = f"{what}, each element feeding a per-sample list in `{fn}`"
             structural.append(f"each element appended to a per-sample list in `{fn}`")
+        elif follows:
+            src = next(src for how, src, _r in raw_uses if how == "follows")
+            text = f"{what}, one entry per element of `self.{src}`"
         else:
             text = what
-        return text, evidence + structural
+        return text, evidence + structural + follows
 
     def _judge_frame(self, model, ref, attr: str, value, writes, uses):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
