@@ -189,7 +189,65 @@ def test_same_module_name_in_two_roots_prefers_the_importers_root():
     assert idx.resolve_class("data.DS", "/b") is None
 
 
+def test_package_binding_shadows_a_submodule_of_the_same_name():
+    # pkg/Base.py defines Base; pkg/__init__.py does `from .Base import Base`: Python's
+    # `from pkg import Base` looks the package attribute up first, which is the class
+    mod = file(
+        "/p/pkg/Base.py", "pkg.Base",
+        classes={"pkg.Base.Base": ClassFacts("pkg.Base.Base", "Base", NO_SPAN, bases=(ref("torch.utils.data.Dataset"),))},
+    )
+    init = file("/p/pkg/__init__.py", "pkg", is_package=True, imports={"Base": "pkg.Base.Base"})
+    user = file(
+        "/p/app.py", "app", imports={"Base": "pkg.Base"},
+        classes={"app.Images": ClassFacts("app.Images", "Images", NO_SPAN, bases=(ref("pkg.Base"),))},
+    )
+    idx = build(mod, init, user)
+    assert idx.resolve_class("pkg.Base", "/p").cls.qualname == "pkg.Base.Base"
+    assert {c.cls.qualname for c in idx.dataset_classes()} == {"pkg.Base.Base", "app.Images"}
+    # `from . import Base` in the package: the submodule itself
+    plain = file("/p/pkg/__init__.py", "pkg", is_package=True, imports={"Base": "pkg.Base"})
+    assert idx.resolve("pkg.Base", "/p") is not None
+    assert build(mod, plain, user).resolve("pkg.Base", "/p").path == "/p/pkg/Base.py"
+    # a package that does not bind the name: the submodule
+    bare = file("/p/pkg/__init__.py", "pkg", is_package=True)
+    assert build(mod, bare, user).resolve("pkg.Base", "/p").path == "/p/pkg/Base.py"
+
+
 # ------------------------------------------------------------------------- resolution in a file
+
+
+def test_a_rebinding_hides_earlier_assignments_from_a_later_use():
+    src = """
+from torch.utils.data import DataLoader
+from data import Slow, Fast, Either
+ds = Slow()
+ds = Fast()
+DataLoader(ds, num_workers=4)
+for epoch in range(3):
+    DataLoader(ds, num_workers=4)
+    ds = Either()
+if cond:
+    other = Slow()
+else:
+    other = Fast()
+DataLoader(other)
+def f(flag):
+    x = Slow()
+    if flag:
+        x = Fast()
+    DataLoader(x)
+    x = Either()
+    return DataLoader(x)
+"""
+    facts = facts_of(src)
+    got = [sorted(a.ref for a in ld.args["dataset"].alternatives()) for ld in facts.loaders]
+    assert got == [
+        ["data.Fast"],  # the second assignment runs on every path to the loader
+        ["data.Either", "data.Fast"],  # in a loop: the assignment after it reaches it on the next pass
+        ["data.Fast", "data.Slow"],  # branches: both
+        ["data.Fast", "data.Slow"],  # a conditional rebinding does not hide the first
+        ["data.Either"],
+    ]
 
 
 def facts_of(src, module="m"):

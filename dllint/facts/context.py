@@ -183,6 +183,16 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str | None
     return base or None
 
 
+def _bodies(node: ast.AST) -> list[list]:
+    """The statement lists a compound statement (or a module / def) holds."""
+    out = [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
+    for h in getattr(node, "handlers", ()) or ():
+        out.append(h.body)
+    for case in getattr(node, "cases", ()) or ():
+        out.append(case.body)
+    return out
+
+
 class FileContext:
     """A parsed module with scopes, parents, classes and functions indexed."""
 
@@ -207,6 +217,7 @@ class FileContext:
         self.module_scope = Scope("module", tree, None, module)
         self._cache: dict = {}
         self._qualnames: dict[ast.AST, str | None] = {}
+        self._declared: set[str] = set()  # names some scope declares global / nonlocal
         self._build()
 
     # ------------------------------------------------------------------ building
@@ -366,6 +377,7 @@ class FileContext:
     def _visit_global(self, node, parent, scope) -> None:
         for name in node.names:
             scope.bindings[name] = Binding("global")
+            self._declared.add(name)
 
     def _visit_comprehension(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, None, comprehension=True)
@@ -753,7 +765,10 @@ class FileContext:
                     return Value("union", text, span, options=(param, *self._values_of(binding.values, depth)))
                 return param
             if binding.kind == "local" and binding.values:
-                return self._union(text, span, self._values_of(binding.values, depth))
+                values = binding.values
+                if len(values) > 1 and scope.bindings.get(node.id) is binding and node.id not in self._declared:
+                    values = self._reaching(node, values)
+                return self._union(text, span, self._values_of(values, depth))
             return Value("unknown", text, span)
         if isinstance(node, ast.Attribute):
             fn = self.method_of(node)
@@ -769,6 +784,67 @@ class FileContext:
                 return Value("ref", text, span, ref=q)
             return Value("unknown", text, span)
         return Value("unknown", text, span)
+
+    def _reaching(self, use: ast.AST, values: list) -> list:
+        """The assignments of a local that may reach ``use``. One written after ``use`` reaches it
+        only through a loop around both. An assignment statement in a block that encloses
+        ``use``, before the statement holding it, runs on every path to ``use`` (structured code
+        enters a block at its start), so the assignments written before it cannot reach ``use``:
+        ``dataset = A(); dataset = B(); DataLoader(dataset)`` gives B (notebook cells re-binding
+        a name, too). Assignments in branches around ``use``, and those whose statement is
+        unknown, are kept."""
+        blocks = {}  # id(body list) -> index of the statement on the path to ``use``
+        node = use
+        parent = self.parent(node)
+        while parent is not None and not isinstance(parent, SCOPE_TYPES + (ast.Module,)):
+            if isinstance(node, ast.stmt):
+                for body in _bodies(parent):
+                    if node in body:
+                        blocks[id(body)] = body.index(node)
+            node, parent = parent, self.parent(parent)
+        if isinstance(node, ast.stmt) and parent is not None:
+            for body in _bodies(parent):
+                if node in body:
+                    blocks[id(body)] = body.index(node)
+        loops = set()  # the loops around ``use`` in its scope: a later assignment inside one reaches it
+        for anc in self.ancestors(use):
+            if isinstance(anc, SCOPE_TYPES + (ast.Module,)):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
+                loops.add(id(anc))
+        here = self._statement_of(use)
+        where = (here.lineno, here.col_offset) if here is not None else (0, 0)
+
+        def may_reach(stmt) -> bool:
+            if stmt is None or (stmt.lineno, stmt.col_offset) <= where:
+                return True
+            return any(id(a) in loops for a in self.ancestors(stmt))
+
+        values = [v for v in values if may_reach(self._statement_of(v))]
+        killer = None
+        for v in values:
+            stmt = self._statement_of(v)
+            if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                continue
+            holder = self.parent(stmt)
+            for body in _bodies(holder) if holder is not None else ():
+                at = blocks.get(id(body))
+                if at is not None and stmt in body and body.index(stmt) < at:
+                    if killer is None or (stmt.lineno, stmt.col_offset) > (killer.lineno, killer.col_offset):
+                        killer = stmt
+        if killer is None:
+            return values
+        keep = []
+        for v in values:
+            stmt = self._statement_of(v)
+            if stmt is None or (stmt.lineno, stmt.col_offset) >= (killer.lineno, killer.col_offset):
+                keep.append(v)
+        return keep
+
+    def _statement_of(self, node) -> ast.stmt | None:
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.parent(node)
+        return node
 
     def _values_of(self, nodes, depth: int) -> tuple[Value, ...]:
         return tuple(self.value(n, depth + 1) if n is not None else Value("unknown") for n in nodes)

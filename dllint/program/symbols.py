@@ -118,9 +118,33 @@ class Symbols:
                 return None  # a project module we have not (yet) parsed
             rest = parts[i:]
             if not rest:
-                return facts
+                shadow = self._package_binding(qualname, parts, root, _depth)
+                return shadow if shadow is not None else facts
             return self._resolve_in(facts, rest, _depth)
         return qualname  # not a project module: an external name
+
+    def _package_binding(self, qualname: str, parts: list[str], root: str | None, depth: int):
+        """``pkg.name`` when ``pkg/name.py`` exists and ``pkg/__init__.py`` binds ``name`` too
+        (``from .PygDataset import PygDataset``): Python looks the package's attribute up first,
+        and the package's own binding replaced the submodule there, so ``from pkg import name``
+        gives the class. None when the package does not bind the name (the submodule is meant)."""
+        if len(parts) < 2:
+            return None
+        parent = ".".join(parts[:-1])
+        if not self.is_project_module(parent, root):
+            return None
+        pkg = self.module(parent, root)
+        if pkg is None or not pkg.is_package:
+            return None
+        name = parts[-1]
+        full = f"{pkg.module}.{name}"
+        target = pkg.imports.get(name)
+        if target is not None and canonical(target) == qualname:
+            return None  # ``from . import name``: the submodule itself
+        if target is None and full not in pkg.classes and full not in pkg.functions:
+            return None
+        found = self._resolve_in(pkg, [name], depth + 1)
+        return found if isinstance(found, (ClassRef, FuncRef)) else None
 
     def _resolve_in(self, facts: FileFacts, rest: list[str], depth: int):
         name = rest[0]
