@@ -75,6 +75,10 @@ CASES = {
     "dl101/positive_typed_params": [("fixed", "positive_typed_params", "KFold([str(i) for i in range(12)], 1)", "indices")],
     "dl101/manager_proxy": [("fixed", "manager_proxy", "CachedAudio(root, allow_cache=False)", "files")],
     "dl101/positive_walked_samples": [("fixed", "positive_walked_samples", "RetrievalEval(root, 'captions')", "texts")],
+    "projects/dl101_helper_values": [
+        ("fixed", "vocoder.datasets", "WavDataset(sorted(__import__('glob').glob(root + '/*.txt')), 4)", "items"),
+        ("fixed", "vocoder.datasets", "MelDataset([(p, p) for p in sorted(__import__('glob').glob(root + '/*.txt'))])", "pairs"),
+    ],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

@@ -218,6 +218,7 @@ class FileContext:
         self._cache: dict = {}
         self._qualnames: dict[ast.AST, str | None] = {}
         self._declared: set[str] = set()  # names some scope declares global / nonlocal
+        self.global_writers: dict[str, set[str]] = {}  # module name -> functions declaring it global
         self._build()
 
     # ------------------------------------------------------------------ building
@@ -378,6 +379,8 @@ class FileContext:
         for name in node.names:
             scope.bindings[name] = Binding("global")
             self._declared.add(name)
+            if isinstance(node, ast.Global) and scope.kind == "function":
+                self.global_writers.setdefault(name, set()).add(scope.qualname)
 
     def _visit_comprehension(self, node, parent, scope) -> None:
         self._bind_target(scope, node.target, None, comprehension=True)

@@ -173,6 +173,12 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     tests = membership_tests(ctx)
     if tests:
         facts.signals["member_tests"] = tests
+    # module variables assigned in functions that declare them global (``global train_data``):
+    # their values come from those functions' assignments too
+    writers = {name: sorted(q for q in quals if q in facts.functions) for name, quals in sorted(ctx.global_writers.items())}
+    writers = {name: quals for name, quals in writers.items() if quals}
+    if writers:
+        facts.signals["global_writes"] = writers
     if any(node.level for node in ctx.nodes(ast.ImportFrom)):
         facts.signals["relative_imports"] = True  # a module of a package, whatever its path says
 

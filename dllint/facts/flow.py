@@ -607,6 +607,8 @@ class FlowBuilder:
         binding = ctx.lookup(ident, scope)
         if binding is None:
             qual = ctx.qualname(node)
+            if qual is None and ident in ctx.global_writers:
+                return ("g", f"{ctx.module}.{ident}")  # a module variable only functions assign (``global``)
             return ("g", qual) if qual else UNKNOWN
         if binding.kind == "param":
             if self.fn is not None and binding is self.fn.scope.bindings.get(ident):

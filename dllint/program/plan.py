@@ -51,6 +51,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         init = model.find_method(cls, "__init__")
         if init is not None:
             _reach(model, [init], cls, focus)
+            _argument_modules(model, init)
         names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
     for cls in model.classes():
         if classes is not None and cls.key not in classes:
@@ -230,6 +231,52 @@ def _device_modules(model, fn: FuncRef, cls) -> None:
             for attr in sorted(attrs):
                 for wfn, write in model.attr_writes(cls, attr, include_workers=True):
                     _module_names(model, write[1], wfn.file.root, set())
+
+
+def _argument_modules(model, init: FuncRef) -> None:
+    """The project modules of what a Dataset's constructions pass it: ``Images(load_items(p))``,
+    ``items = load_items(p); Images(items)``, ``Images(train_items)`` with ``train_items`` a
+    module variable a ``global`` statement lets ``main()`` assign: the helpers building the values
+    live in files without data-loading words (parsed so the values are known)."""
+    with model.quietly():
+        sites = model.call_sites(init)
+    with model.quietly(False):
+        for env, args, kwargs, _row, _skip in sites:
+            facts = env.facts
+            todo = [(a[1] if a[0] == "*" else a, env.flow, 0) for a in (*args, *(v for _, v in kwargs))]
+            seen: set = set()
+            while todo:
+                ir, flow, depth = todo.pop()
+                if id(ir) in seen or depth > 2:
+                    continue
+                seen.add(id(ir))
+                _module_names(model, ir, facts.root, set())
+                for tag, name in _names_in(ir):
+                    if tag == "n" and flow is not None:
+                        todo.extend((x, flow, depth + 1) for x in flow.locals.get(name, ()))
+                    elif tag == "g" and name.rpartition(".")[0] == facts.module:
+                        short = name.rpartition(".")[2]
+                        if facts.flow is not None:
+                            todo.extend((x, facts.flow, depth + 1) for x in facts.flow.locals.get(short, ()))
+                        for qualname in facts.signals.get("global_writes", {}).get(short, ()):
+                            fn = facts.functions.get(qualname)
+                            if fn is not None and fn.flow is not None:
+                                todo.extend((x, fn.flow, depth + 1) for x in fn.flow.locals.get(short, ()))
+
+
+def _names_in(ir) -> list[tuple[str, str]]:
+    """The local ("n") and global ("g") names an IR reads."""
+    out = []
+    stack = [ir]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, tuple) or not node:
+            continue
+        if node[0] in ("n", "g") and len(node) == 2 and isinstance(node[1], str):
+            out.append((node[0], node[1]))
+        else:
+            stack.extend(x for x in node[1:] if isinstance(x, tuple))
+    return out
 
 
 def _module_names(model, ir, root, attrs: set[str]) -> None:

@@ -676,11 +676,16 @@ class Values:
         facts = self.module(mod, root)
         if facts is None or facts.flow is None:
             return None
-        values = facts.flow.locals.get(name)
-        if not values:
-            return None
-        env = Env(facts, None, None)
-        return self._local(name, facts.flow, env, depth)
+        found = None
+        if facts.flow.locals.get(name):
+            found = self._local(name, facts.flow, Env(facts, None, None), depth)
+        # assigned in functions that declare it ``global`` (``def main(): global train_data``)
+        for qualname in facts.signals.get("global_writes", {}).get(name, ()):
+            fn = facts.functions.get(qualname)
+            if fn is not None and fn.flow is not None and fn.flow.locals.get(name):
+                v = self._local(name, fn.flow, Env(facts, FuncRef(facts, fn), None), depth)
+                found = v if found is None else join(found, v)
+        return found
 
     def _ev_local(self, ir, env, depth):
         flow = env.flow
