@@ -51,8 +51,8 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         init = model.find_method(cls, "__init__")
         if init is not None:
             _reach(model, [init], cls, focus)
-            _argument_modules(model, init)
         names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
+    _argument_modules(model, classes)
     for cls in model.classes():
         if classes is not None and cls.key not in classes:
             continue
@@ -233,27 +233,36 @@ def _device_modules(model, fn: FuncRef, cls) -> None:
                     _module_names(model, write[1], wfn.file.root, set())
 
 
-def _argument_modules(model, init: FuncRef) -> None:
-    """The project modules of what a Dataset's constructions pass it: ``Images(load_items(p))``,
+def _argument_modules(model, keep) -> None:
+    """The project modules of what Dataset constructions pass: ``Images(load_items(p))``,
     ``items = load_items(p); Images(items)``, ``Images(train_items)`` with ``train_items`` a
     module variable a ``global`` statement lets ``main()`` assign: the helpers building the values
-    live in files without data-loading words (parsed so the values are known)."""
+    live in files without data-loading words (parsed so the values are known). ``keep``: the
+    connected classes of a named file's analysis (None: all)."""
     with model.quietly():
-        sites = model.call_sites(init)
+        datasets = {c.key for c in model.dataset_classes() if keep is None or c.key in keep}
+        words = {key[1].rpartition(".")[2] for key in datasets}
+        sites = []
+        for facts in model.files.values():
+            for flow in (facts.flow, *(fn.flow for fn in facts.functions.values())):
+                for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
+                    if kind == "ref" and target.rpartition(".")[2] in words:
+                        found = model.resolve(target, facts.root)
+                        if isinstance(found, ClassRef) and found.key in datasets:
+                            sites.append((facts, flow, args, kwargs))
     with model.quietly(False):
-        for env, args, kwargs, _row, _skip in sites:
-            facts = env.facts
-            todo = [(a[1] if a[0] == "*" else a, env.flow, 0) for a in (*args, *(v for _, v in kwargs))]
+        for facts, flow, args, kwargs in sites:
+            todo = [(a[1] if a[0] == "*" else a, flow, 0) for a in (*args, *(v for _, v in kwargs))]
             seen: set = set()
             while todo:
-                ir, flow, depth = todo.pop()
+                ir, scope, depth = todo.pop()
                 if id(ir) in seen or depth > 2:
                     continue
                 seen.add(id(ir))
                 _module_names(model, ir, facts.root, set())
                 for tag, name in _names_in(ir):
-                    if tag == "n" and flow is not None:
-                        todo.extend((x, flow, depth + 1) for x in flow.locals.get(name, ()))
+                    if tag == "n" and scope is not None:
+                        todo.extend((x, scope, depth + 1) for x in scope.locals.get(name, ()))
                     elif tag == "g" and name.rpartition(".")[0] == facts.module:
                         short = name.rpartition(".")[2]
                         if facts.flow is not None:
