@@ -1442,6 +1442,11 @@ class Values:
             if method == "tolist":
                 e = UNKNOWN if recv.has("ndarray-obj") else val("int", "float", size=BOUNDED)
                 return container("list", e, recv.size if recv.size != BOUNDED else UNKNOWN_SIZE, recv.why)
+            if method == "astype":
+                dtype = _dtype_name(self._arg_ir(args, kwargs, 0, "dtype"))
+                if dtype is not None and dtype not in NUMPY_DTYPE_OBJECT and recv.has("ndarray", "ndarray-obj"):
+                    # ``.astype(np.float32)``: numbers (or fixed-width strings), whatever it held
+                    return replace(recv, kinds=(recv.kinds - {"ndarray-obj"}) | {"ndarray"})
             if method in ("astype", "reshape", "flatten", "squeeze", "copy", "view"):
                 return recv
         if recv.has("coco"):
