@@ -65,6 +65,8 @@ class Value:
       self_method  ``self.m`` (a bound method); ``ref`` is the method name
       param     a parameter of the enclosing function; ``ref`` is its name
       union     one of ``options`` (an if-expression, several assignments)
+      subset    ``base[i]`` with a non-string index: ``options`` holds the base (a PyG dataset
+                indexed with a slice or index array is a dataset of the same class)
       unknown   anything else
     """
 

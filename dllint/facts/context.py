@@ -773,6 +773,8 @@ class FileContext:
                     values = self._reaching(node, values)
                 return self._union(text, span, self._values_of(values, depth))
             return Value("unknown", text, span)
+        if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+            return Value("subset", text, span, options=(self.value(node.value, depth + 1),))
         if isinstance(node, ast.Attribute):
             fn = self.method_of(node)
             if fn is not None and fn.self_name == getattr(node.value, "id", None):

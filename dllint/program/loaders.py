@@ -62,6 +62,12 @@ class Loaders:
                     external.append(found)
             elif alt.kind == "param" and alt.ref:
                 project.extend(self._passed_datasets(facts, call.scope, alt.ref))
+            elif alt.kind == "subset" and alt.options:
+                # ``dataset[train_idx]`` of a PyG dataset: a dataset of the same class
+                for base in self.expand(alt.options[0], facts):
+                    found = self.resolve(base.ref, facts.root) if base.kind == "call" and base.ref else None
+                    if isinstance(found, ClassRef) and any(b.startswith("torch_geometric.") for b in self.external_bases(found)):
+                        project.append(found)
         return project, external
 
     def _passed_datasets(self, facts: FileFacts, scope: str, name: str) -> list[ClassRef]:
