@@ -79,6 +79,9 @@ CASES = {
         ("fixed", "vocoder.datasets", "WavDataset(sorted(__import__('glob').glob(root + '/*.txt')), 4)", "items"),
         ("fixed", "vocoder.datasets", "MelDataset([(p, p) for p in sorted(__import__('glob').glob(root + '/*.txt'))])", "pairs"),
     ],
+    "dl101/positive_path_param": [
+        ("fixed", "positive_path_param", "Utterances(type('FS', (), {'glob': staticmethod(lambda p: sorted(__import__('glob').glob(p)))})(), root)", "keys"),
+    ],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

@@ -1368,6 +1368,11 @@ class Values:
                 return val("bytes" if recv.mode == "b" else "str", size=DATA, detail="content", why=_why(recv, "the content of a file", where))
             if method == "readline":
                 return val("str", size=BOUNDED)
+        if method in PATH_LISTING_METHODS and not recv.has("path") and (recv.is_bottom or recv.kinds <= {"unknown", "param", "none"}):
+            # ``root.glob("*")`` on a value the model cannot see (a parameter annotated ``Path``, an
+            # fsspec filesystem): these names list a directory
+            if method != "glob" or (args and args[0][0] in ("k", "fs")):
+                return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing (`.{method}`)", *where),))
         if recv.has("path"):
             if method in PATH_LISTING_METHODS:
                 return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing ({PATH_LISTING_METHODS[method]})", *where),))
