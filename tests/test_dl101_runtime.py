@@ -82,6 +82,7 @@ CASES = {
     "dl101/positive_path_param": [
         ("fixed", "positive_path_param", "Utterances(type('FS', (), {'glob': staticmethod(lambda p: sorted(__import__('glob').glob(p)))})(), root)", "keys"),
     ],
+    "dl101/positive_file_sets": [("fixed", "positive_file_sets", "ImageFolderSet(root)", "_image_fnames")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

@@ -882,6 +882,8 @@ class Values:
         if kind == "gen":
             return Val(frozenset({"generator"}), elem=elem, size=size, why=why, detail="a generator expression")
         if kind == "set":
+            if size == DATA and _unique_source(why) and _keeps_identity(elt):
+                return container("set", elem, size, why)  # one entry per file: nothing to deduplicate
             return container("set", elem, DEDUP if size in (DATA, LOAD) else size, why)
         return container(kind, elem, size, why)
 
@@ -1175,7 +1177,9 @@ class Values:
             if inner is None:
                 return container(kind, None, EMPTY)
             size = DEDUP if inner.size in (DATA, LOAD) else inner.size
-            return Val(frozenset({kind}), elem=element_of(inner), key=element_of(inner) if kind == "dict" else None, size=size)
+            if kind == "set" and inner.size == DATA and _unique_source(inner.why):
+                size = DATA  # ``set(zf.namelist())``: the files, each once already
+            return Val(frozenset({kind}), elem=element_of(inner), key=element_of(inner) if kind == "dict" else None, size=size, why=inner.why if size == DATA else ())
         if qual == "builtins.range":
             counts = [self._eval(a, env, depth) for a in args if a[0] != "*"]
             size = max((c.size for c in counts), key=lambda s: _SIZE_RANK[s], default=BOUNDED)
@@ -1568,6 +1572,36 @@ def _number(a: Val, b: Val, op: str = "+") -> Val:
     if a.kinds <= {"int", "float", "bool"} and b.kinds <= {"int", "float", "bool"}:
         return val("float", size=size, why=a.why or b.why)
     return val("int", "float", size=size, why=a.why or b.why)
+
+
+# sources whose entries are distinct already: a set of them has one entry per file or key
+_UNIQUE_SOURCES = ("a directory listing", "a directory walk", "the members of an archive", "the keys of")
+# calls that keep a path's identity (a path of the same file, or its name)
+_IDENTITY_CALLS = frozenset(
+    {
+        "os.path.relpath", "os.path.join", "os.path.abspath", "os.path.basename", "os.path.normpath",
+        "os.path.realpath", "os.path.expanduser", "os.fspath", "builtins.str", "pathlib.Path", "posixpath.join",
+    }
+)
+
+
+def _unique_source(why) -> bool:
+    return bool(why) and isinstance(why[0][0], str) and why[0][0].startswith(_UNIQUE_SOURCES)
+
+
+def _keeps_identity(ir, depth: int = 0) -> bool:
+    """An element expression that names the file it comes from (the listing's element, its
+    relative or absolute path, its name), not a part shared by several files (its folder, a
+    prefix of its name): ``{relpath(join(root, f)) for root, _, files in os.walk(d) for f in files}``."""
+    if depth > 4 or not isinstance(ir, tuple) or not ir:
+        return False
+    if ir[0] == "e":
+        return True
+    if ir[0] == "a":
+        return ir[2] in ("name", "stem") and _keeps_identity(ir[1], depth + 1)
+    if ir[0] == "c" and ir[1][0] == "g" and ir[1][1] in _IDENTITY_CALLS:
+        return any(a[0] != "*" and _keeps_identity(a, depth + 1) for a in ir[2])
+    return False
 
 
 def _is_dedup_key(key: Val) -> bool:
