@@ -271,6 +271,9 @@ LOCK_CTORS = frozenset(
         "concurrent.futures.ThreadPoolExecutor", "socket.socket", "cv2.VideoCapture",
     }
 )
+# PyG's InMemoryDataset: the attributes holding its collated storage (see Values.attr_value)
+PYG_IN_MEMORY = frozenset({"torch_geometric.data.InMemoryDataset", "torch_geometric.data.in_memory_dataset.InMemoryDataset"})
+PYG_STORAGE = frozenset({"data", "slices", "_data"})
 # a multiprocessing manager: the containers it makes (``manager.list()``) are proxies whose
 # elements live in the manager's own process, not in the object holding the proxy
 MANAGER_CTORS = frozenset({"multiprocessing.Manager", "multiprocessing.managers.SyncManager", "torch.multiprocessing.Manager"})
@@ -388,7 +391,15 @@ class Values:
         out = BOTTOM
         for fn, write in self.attr_writes(cls, attr, include_workers):
             out = self._apply_write(out, fn, write, cls)
+        if attr in PYG_STORAGE and not out.is_bottom and self._pyg_in_memory(cls):
+            # PyG's InMemoryDataset keeps its samples collated: ``self.data, self.slices =
+            # torch.load(self.processed_paths[0])`` (or ``self.collate(data_list)``) is one Data of
+            # tensors and a dict of slice tensors per field, whatever the file's pickle could hold
+            out = val("store", detail="PyG collated storage", size=BOUNDED)
         return self._memo_finish(memo, key, out, saved)
+
+    def _pyg_in_memory(self, cls) -> bool:
+        return any(canonical(b) in PYG_IN_MEMORY for b in self.external_bases(cls))
 
     def attr_paths(self, cls, attr: str) -> list:
         """[(FuncRef, Val, rebinds)]: what each method of the hierarchy leaves in ``self.<attr>``
