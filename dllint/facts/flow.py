@@ -478,6 +478,10 @@ class FlowBuilder:
                 return
         if qual is not None and (call.args or call.keywords) and qual.split(".", 1)[0] not in LIBRARY_ROOTS:
             self._calls.append(("ref", qual, *self._args(call), call.lineno))
+        elif qual is None and isinstance(func, ast.Name) and (call.args or call.keywords):
+            # ``dataset_cls(train_json)`` with ``dataset_cls = A if lazy else B``: a call of whatever
+            # the local holds (the model reads its assignments)
+            self._calls.append(("local", func.id, *self._args(call), call.lineno))
 
     def _args(self, call: ast.Call):
         args = tuple([("*", self.expr(a.value)) if type(a) is ast.Starred else self.expr(a) for a in call.args])

@@ -246,10 +246,16 @@ def _argument_modules(model, keep) -> None:
         for facts in model.files.values():
             for flow in (facts.flow, *(fn.flow for fn in facts.functions.values())):
                 for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
-                    if kind == "ref" and target.rpartition(".")[2] in words:
-                        found = model.resolve(target, facts.root)
-                        if isinstance(found, ClassRef) and found.key in datasets:
-                            sites.append((facts, flow, args, kwargs))
+                    if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
+                        targets = [o[1] for ir in flow.locals.get(target, ()) for o in (ir[1] if ir[0] == "u" else (ir,)) if o[0] == "g"]
+                    else:
+                        targets = [target] if kind == "ref" else []
+                    for name in targets:
+                        if name.rpartition(".")[2] in words:
+                            found = model.resolve(name, facts.root)
+                            if isinstance(found, ClassRef) and found.key in datasets:
+                                sites.append((facts, flow, args, kwargs))
+                                break
     with model.quietly(False):
         for facts, flow, args, kwargs in sites:
             todo = [(a[1] if a[0] == "*" else a, flow, 0) for a in (*args, *(v for _, v in kwargs))]

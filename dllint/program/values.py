@@ -562,6 +562,15 @@ class Values:
                 if isinstance(found, FuncRef):
                     return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] in ("self", "cls"))]
                 return []
+            if kind == "local":
+                # a local holding a class or a function: each project one its assignments name
+                flow = fnref.fn.flow if fnref is not None else facts.flow
+                out = []
+                for ir in flow.locals.get(target, ()) if flow is not None else ():
+                    for option in ir[1] if ir[0] == "u" else (ir,):
+                        if option[0] == "g":
+                            out.extend(self._callees("ref", option[1], facts, fnref, self_cls))
+                return out
             if self_cls is None:
                 return []
             if kind == "self":
