@@ -359,6 +359,8 @@ class CopyOnReadContainer(Rule):
             grows = (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
+        elif size == BOUNDED and _nested_data(value):
+            grows = True  # {split: [every file of the split]}: a few keys, each holding the data
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
@@ -373,8 +375,13 @@ class CopyOnReadContainer(Rule):
         elem = _elem_words(value)
         article = "an" if ctype[0] in "aeiou" else "a"
         what = f"{article} {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"{article} {ctype}"
-        if value.why and (size == DATA or (size == LOAD and not uses)):
-            why = value.why[0]
+        nested = size == BOUNDED and _nested_data(value)
+        if nested:
+            inner = "lists" if value.elem.has("list") else "dicts" if value.elem.has("dict") else "containers"
+            what = f"{article} {ctype} of {inner}"
+            evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.elem.why if len(w) >= 3]
+        if nested or (value.why and (size == DATA or (size == LOAD and not uses))):
+            why = value.elem.why[0] if nested else value.why[0]
             named = re.match(r"a directory (listing|walk) \(`([^`]+)`\)$", why[0])  # "... (`os.listdir`)"
             source = f"`{named.group(2)}`" if named else re.sub(r" \(`[^`]+`\)$", "", why[0])
             if ctype == KIND_WORDS["records"] and source.startswith("records of "):
@@ -509,6 +516,12 @@ class CopyOnReadContainer(Rule):
                 if other is not None and other.key in mro and mro.index(other.key) > depth and x[0] == "=":
                     return True  # a subclass assigns the compact form after its base built the container
         return False
+
+
+def _nested_data(value) -> bool:
+    """A container of a few data-sized lists or dicts (``{split: [every file]}``)."""
+    elem = value.elem
+    return elem is not None and bool(elem.kinds & PY_CONTAINERS) and elem.size == DATA and bool(elem.why) and not elem.kinds & COMPACT
 
 
 def _plain(v, depth: int) -> bool:
