@@ -521,7 +521,9 @@ class CopyOnReadContainer(Rule):
 def _nested_data(value) -> bool:
     """A container of a few data-sized lists or dicts (``{split: [every file]}``)."""
     elem = value.elem
-    return elem is not None and bool(elem.kinds & PY_CONTAINERS) and elem.size == DATA and bool(elem.why) and not elem.kinds & COMPACT
+    if not (value.kinds & PY_CONTAINERS) <= {"dict"} or not value.has("dict"):
+        return False  # a dict keyed by split / source / kind; a list of lists is judged by its uses
+    return elem is not None and bool(elem.kinds) and elem.kinds <= {"list", "dict", "tuple", "set", "deque"} and elem.size == DATA and bool(elem.why)
 
 
 def _plain(v, depth: int) -> bool:
