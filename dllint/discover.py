@@ -305,9 +305,16 @@ def discover(
     suffixes: tuple[str, ...] = SOURCE_SUFFIXES,
     force_exclude: bool = False,
     errors: list[tuple[str, str]] | None = None,
+    packages: set[str] | None = None,
 ) -> list[str]:
     """Source files under ``paths`` (absolute, sorted, unique). Files named explicitly are kept
     even when excluded, as ruff does, unless ``force_exclude`` (what pre-commit needs).
+
+    ``packages`` (a set, when given) receives the modules of subpackages that ``.gitignore`` alone
+    hides (a folder with ``__init__.py`` inside a package: ``cogdl/data/`` under a ``data/`` rule
+    meant for the downloaded data). Python imports them all the same, so the program model needs
+    them to resolve names; they are not returned (never linted: the engine reports only on its
+    targets).
 
     A directory that cannot be listed is skipped; ``errors`` (when given) receives
     ``(path, reason)`` for each, for the caller to warn about."""
@@ -323,12 +330,13 @@ def discover(
         if not os.path.isdir(ap):
             continue
         ignores = _ancestor_ignores(root, ap) if respect_gitignore else IgnoreStack()
-        _walk(ap, ignores, excluder, respect_gitignore, suffixes, found, errors)
+        _walk(ap, ignores, excluder, respect_gitignore, suffixes, found, errors, packages)
     return sorted(found)
 
 
-def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found, errors=None) -> None:
-    if respect_gitignore:
+def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found, errors=None, packages=False, hidden=False) -> None:
+    """``hidden``: a package .gitignore hides (``packages``): only its modules and subpackages."""
+    if respect_gitignore and not hidden:
         ignores = ignores.push(directory)
     try:
         entries = list(os.scandir(directory))
@@ -350,11 +358,18 @@ def _walk(directory, ignores, excluder, respect_gitignore, suffixes, found, erro
                 continue
             if os.path.exists(os.path.join(path, "pyvenv.cfg")):
                 continue  # a virtual environment
-            if respect_gitignore and ignores.ignored(path, True):
+            if hidden or (respect_gitignore and ignores.ignored(path, True)):
+                subpackage = os.path.exists(os.path.join(path, "__init__.py")) and os.path.exists(os.path.join(directory, "__init__.py"))
+                if packages is not None and subpackage:
+                    _walk(path, ignores, excluder, respect_gitignore, suffixes, packages, errors, packages, hidden=True)
                 continue
-            _walk(path, ignores, excluder, respect_gitignore, suffixes, found, errors)
+            _walk(path, ignores, excluder, respect_gitignore, suffixes, found, errors, packages)
         elif is_file and entry.name.endswith(suffixes):
             if excluder.excluded(path):
+                continue
+            if hidden:
+                if entry.name.endswith(".py"):
+                    found.add(os.path.abspath(path))
                 continue
             if respect_gitignore and ignores.ignored(path, False):
                 continue

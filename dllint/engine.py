@@ -132,7 +132,10 @@ class Engine:
             return []  # no project beyond the named paths (and what they import)
         if self.root_files is not None:
             return list(self.root_files)
-        return discover([self.root], self.root, self.settings.all_excludes, self.settings.respect_gitignore)
+        # with the subpackages .gitignore alone hides: imported all the same (never linted)
+        hidden: set[str] = set()
+        found = discover([self.root], self.root, self.settings.all_excludes, self.settings.respect_gitignore, packages=hidden)
+        return sorted({*found, *hidden})
 
     def analyse(
         self,

@@ -94,3 +94,42 @@ def test_combined_ignore_matching_equals_rule_by_rule():
                 assert fast.ignored(path, is_dir) == slow.ignored(path, is_dir), (path, is_dir, outer, inner)
                 checked += 1
     assert checked == 300 * 30 * 2
+
+
+def test_a_subpackage_hidden_by_gitignore_is_resolved_but_never_linted(tmp_path, monkeypatch):
+    # `data/` in .gitignore (meant for downloaded data) also matches the package `pkg/data/`:
+    # Python imports it all the same, so the model needs it, but it is not linted
+    from click.testing import CliRunner
+
+    from dllint.cli import cli
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    write(root, ".gitignore", "data/\n")
+    write(root, "data/raw/a.py", "x = 1\n")  # a top-level ignored folder: not a subpackage, skipped
+    write(root, "pkg/__init__.py", "")
+    write(root, "pkg/data/__init__.py", "from .base import Base\n")
+    write(root, "pkg/data/base.py", (
+        "import glob\nfrom torch.utils.data import Dataset\n\n\n"
+        "class Base(Dataset):\n"
+        "    def __init__(self, root):\n"
+        "        self.extra = sorted(glob.glob(root + '/*.json'))\n\n"
+        "    def __len__(self):\n        return len(self.extra)\n"
+    ))
+    write(root, "pkg/images.py", (
+        "import glob\nfrom pkg.data import Base\n\n\n"
+        "class Images(Base):\n"
+        "    def __init__(self, root):\n"
+        "        super().__init__(root)\n"
+        "        self.files = sorted(glob.glob(root + '/*.png'))\n\n"
+        "    def __getitem__(self, idx):\n        return self.files[idx]\n"
+    ))
+    found = discover([str(root)], str(root), [], True)
+    assert str(root / "pkg/data/base.py") not in found  # what is linted
+    hidden: set[str] = set()
+    assert discover([str(root)], str(root), [], True, packages=hidden) == found
+    assert str(root / "pkg/data/base.py") in hidden and str(root / "data/raw/a.py") not in hidden
+    monkeypatch.chdir(root)
+    out = CliRunner().invoke(cli, ["check", "--select", "DL101", "--output-format", "concise", "-q", "--no-cache", "."]).output
+    assert "pkg/images.py:8:9: DL101" in out  # Images is a Dataset through the hidden base
+    assert "pkg/data/" not in out

@@ -184,13 +184,14 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
 
         def find_targets() -> list[str]:
             errors: list[tuple[str, str]] = []
-            found = discover(paths, root, settings.all_excludes, settings.respect_gitignore, force_exclude=force_exclude, errors=errors)
+            hidden: set[str] = set()  # subpackages .gitignore hides: imported, never linted
+            found = discover(paths, root, settings.all_excludes, settings.respect_gitignore, force_exclude=force_exclude, errors=errors, packages=hidden)
             for where, why in errors:  # skipped, but never without a word (as ruff does)
                 if where not in warned:
                     warned.add(where)
                     click.echo(f"dllint: warning: cannot read directory {display_path(where)}: {why}; skipped", err=True)
             if [os.path.abspath(p) for p in paths] == [root]:
-                engine.root_files = found  # the same walk the engine would make of the project
+                engine.root_files = sorted({*found, *hidden})  # the same walk the engine would make of the project
             return found
 
         targets = find_targets()
