@@ -87,7 +87,9 @@ class Flow:
     iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
     deletes: frozenset[str] = frozenset()  # self attributes deleted (``del self.x``)
     # calls whose arguments matter across functions: (kind, target, args, kwargs, row) with kind
-    # "self" (self.m(...)), "super" (super().m(...)), "ref" (a resolved name) or "attr"
+    # "self" (self.m(...)), "super" (super().m(...)), "super_from" (super(Base, self).m(...) naming
+    # another class: target (Base, m)), "ref" (a resolved name), "local" (a local holding a class or
+    # function) or "attr"
     # (self.x.m(...): target is (x, m))
     calls: tuple = ()
     # places the hazard queries look at (sources and sinks), each
@@ -471,7 +473,14 @@ class FlowBuilder:
                 self._calls.append(("self", method, *self._args(call), call.lineno))
                 return
             if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
-                self._calls.append(("super", method, *self._args(call), call.lineno))
+                start = self.ctx.qualname(recv.args[0]) if recv.args else None
+                own = self.fn.cls.qualname if self.fn is not None and self.fn.cls is not None else None
+                if start is not None and own is not None and start != own:
+                    # ``super(Base, self).m()`` in a subclass of Base: the method after Base in the
+                    # MRO, not Base's own
+                    self._calls.append(("super_from", (start, method), *self._args(call), call.lineno))
+                else:
+                    self._calls.append(("super", method, *self._args(call), call.lineno))
                 return
             if self._is_self_attr(recv):
                 self._calls.append(("attr", (recv.attr, method), *self._args(call), call.lineno))

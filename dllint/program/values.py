@@ -580,6 +580,10 @@ class Values:
                 owner = self.class_of(fnref)
                 m = self.find_method(self_cls, target, after=owner) if owner is not None else None
                 return [(m, not _static(m.fn))] if m is not None else []
+            if kind == "super_from":
+                start = self.resolve(target[0], facts.root)
+                m = self.find_method(self_cls, target[1], after=start) if isinstance(start, ClassRef) else None
+                return [(m, not _static(m.fn))] if m is not None else []
         return []
 
     def _passed_values(self, fnref, name: str, self_cls=None) -> Val | None:
