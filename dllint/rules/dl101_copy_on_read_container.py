@@ -478,7 +478,7 @@ class CopyOnReadContainer(Rule):
             flow = fn.fn.flow
             if attr in flow.iterates:
                 return True
-            if any(ix[0] != "k" for ix in flow.indexes.get(attr, ())):
+            if any(not _literal_index(ix) for ix in flow.indexes.get(attr, ())):
                 return True
             for kind, target, args, _kw, _row in flow.calls:
                 if kind == "attr" and target[0] == attr:
@@ -516,6 +516,13 @@ class CopyOnReadContainer(Rule):
                 if other is not None and other.key in mro and mro.index(other.key) > depth and x[0] == "=":
                     return True  # a subclass assigns the compact form after its base built the container
         return False
+
+
+def _literal_index(ix) -> bool:
+    """``x["key"]``, ``x[0]``, ``x[0, 0]``: a fixed entry, not a lookup per sample."""
+    if ix[0] == "k":
+        return True
+    return ix[0] == "L" and ix[1] == "tuple" and bool(ix[2]) and all(isinstance(e, tuple) and e[:1] == ("k",) for e in ix[2])
 
 
 def _nested_data(value) -> bool:
