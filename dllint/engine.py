@@ -229,7 +229,7 @@ class Engine:
         def compute(selected) -> dict[str, FileFacts]:
             if cache is None:
                 return self.store.compute(items(selected))
-            return self._cached_facts(selected, names, data, entries, read_errors, items)
+            return self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
 
         try:
             if seeded:
@@ -388,7 +388,7 @@ class Engine:
             self.cache.set_verdict(entry, key, verdict)
         return verdict
 
-    def _cached_facts(self, selected, names, data, entries, read_errors, items) -> dict[str, FileFacts]:
+    def _cached_facts(self, selected, names, data, entries, read_errors, items, overlay=()) -> dict[str, FileFacts]:
         cache = self.cache
         out: dict[str, FileFacts] = {}
         missing: list[str] = []
@@ -409,7 +409,8 @@ class Engine:
         if ready:
             fresh = self.store.compute(items(ready))
             for path in ready:
-                if path in entries:  # on disk (not an overlay): keyed by the bytes just analysed
+                # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
+                if path in entries or (path not in overlay and path.endswith(".ipynb")):
                     mn = names[path]
                     key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
                     cache.store_facts(key, fresh[path])

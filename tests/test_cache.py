@@ -293,6 +293,40 @@ def test_project_with_notebooks_reuses_the_result_and_a_notebook_edit_invalidate
     assert run(tmp_path) == expected
 
 
+def test_a_notebooks_facts_are_cached_by_its_code_cells(tmp_path, monkeypatch):
+    """A notebook's facts are stored under the hash of its code cells: an edit elsewhere does not
+    extract the notebook again, an edit of the notebook does."""
+    import shutil
+
+    from dllint import engine as engine_module
+
+    generate(str(tmp_path), seed=0, files=20)
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "notebooks" / "sharing_strategy.ipynb", tmp_path / "nb.ipynb")
+    age(tmp_path)
+    extracted: list[str] = []
+    real = engine_module._extract_job
+
+    def counting(args):
+        extracted.append(args[0])
+        return real(args)
+
+    monkeypatch.setattr(engine_module, "_extract_job", counting)
+    analysis, _ = analyse(tmp_path, tmp_path / "cache")
+    reference = [d.sort_key() for d in analysis.diagnostics]
+    assert any(p.endswith("nb.ipynb") for p in extracted)
+    edited = sorted(tmp_path.glob("*.py"))[0]
+    edited.write_text(edited.read_text() + "\nx_new = 1\n")
+    extracted.clear()
+    analysis, _ = analyse(tmp_path, tmp_path / "cache")
+    assert not any(p.endswith("nb.ipynb") for p in extracted)
+    assert [d.sort_key() for d in analysis.diagnostics] == reference
+    with open(tmp_path / "nb.ipynb", "a") as fh:
+        fh.write("\n")  # the same cells: still served from the cache
+    extracted.clear()
+    analyse(tmp_path, tmp_path / "cache")
+    assert not any(p.endswith("nb.ipynb") for p in extracted)
+
+
 def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
     """The files the last run analysed are kept (plans/): after an edit, planning starts
     from them and needs one round, and the findings equal a run without the cache; a file the
