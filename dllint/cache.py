@@ -252,6 +252,31 @@ class FactCache:
         self.served = True
         return found
 
+    def load_cutoff(self, key: str, n_paths: int):
+        """The record of the last whole run for the early cutoff (``Engine._cutoff``): (findings,
+        files analysed, the files' hashes, indices of the files analysed, indices of the files
+        whose text a rule read), or None."""
+        if not self.enabled:
+            return None
+        from dllint.model import Diagnostic
+
+        found = self._read(os.path.join(self.directory, "cutoff", key))
+        if not (isinstance(found, tuple) and len(found) == 5):
+            return None
+        result, analysed, hashes, analysed_at, read_at = found
+        if not (isinstance(result, list) and all(type(d) is Diagnostic for d in result) and type(analysed) is int and type(hashes) is bytes):
+            return None
+        for positions in (analysed_at, read_at):
+            if not (isinstance(positions, list) and all(type(i) is int and 0 <= i < n_paths for i in positions)):
+                return None
+        self.served = True
+        return found
+
+    def store_cutoff(self, key: str, record) -> None:
+        if not self.enabled:
+            return
+        self._store_latest("cutoff", key, record)
+
     def load_plan(self, key: str) -> list[str] | None:
         """The files the last run with this key analysed (planning's answer), or None."""
         if not self.enabled:
@@ -343,6 +368,34 @@ class FactCache:
         except OSError:
             self.enabled = False
         self._clean_tmp()
+
+
+class Derived:
+    """Answers of pure functions of a file's text (a fix's new text), remembered across runs in
+    the cache (``derived/<k[:2]>/<k>``): the key holds every input (texts by their hash) and, as
+    every key here, dllint's own code. A value read back is plain data; the caller checks its shape."""
+
+    def __init__(self, cache: FactCache):
+        self.cache = cache
+
+    def key(self, *parts) -> str:
+        return self.cache.result_key(["derived", *(content_hash(p.encode("utf-8", "surrogatepass")) if type(p) is str else p for p in parts)])
+
+    def get(self, key: str):
+        if not self.cache.enabled:
+            return None
+        found = self.cache._read(os.path.join(self.cache.directory, "derived", key[:2], key))
+        if found is not None:
+            self.cache.served = True
+        return found
+
+    def put(self, key: str, value) -> None:
+        if not self.cache.enabled:
+            return
+        try:
+            self.cache._write(os.path.join(self.cache.directory, "derived", key[:2], key), serial.dumps(value))
+        except (OSError, TypeError, ValueError, RecursionError):
+            pass
 
 
 def _index_entry(raw) -> list | None:

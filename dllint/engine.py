@@ -18,6 +18,7 @@ from dllint.discover import discover
 from dllint.facts.extract import extract
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
+from dllint.serial import same_facts
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
@@ -30,6 +31,7 @@ CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets", b"
 PARALLEL_THRESHOLD = 8
 SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
 MAX_ROUNDS = 8
+MAX_CUTOFF_FILES = 8  # edited files whose facts are extracted again to find the edit changed none
 
 
 @dataclass
@@ -222,6 +224,20 @@ class Engine:
                 return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
         names = _Names(layout)
+        cutoff_key = cutoff_hashes = None
+        if result_key is not None and not seeded:
+            # an edit that changes no fact: the last run's findings (see ``_cutoff``)
+            cutoff_key = cache.result_key([
+                repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
+            ])
+            cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
+            found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors)
+            if found is not None:
+                reused, analysed = found
+                cache.store_result(result_key, (reused, analysed))
+                cache.save()
+                empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
+                return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
 
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
@@ -259,11 +275,13 @@ class Engine:
                 wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             facts = compute(wanted)
             seen_names: dict = {}
+            converged = False
             for _ in range(MAX_ROUNDS):
                 index = ProgramModel(facts, self.settings, layout)
                 new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors, focus) if not _is_stub(p, explicit)}
                 new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
                 if not new:
+                    converged = True
                     break
                 facts.update(compute(new))
             else:
@@ -273,6 +291,10 @@ class Engine:
         finally:
             self.store.close()
         project = Project(self.settings, index, facts, data, target_set)
+        if cache is not None:
+            from dllint.cache import Derived
+
+            project.derived = Derived(cache)
         diagnostics: list[Diagnostic] = []
         for path, message in read_errors.items():
             if path in target_set:
@@ -307,6 +329,13 @@ class Engine:
             cache.forget_missing(set(paths))
             if result_key is not None:
                 cache.store_result(result_key, (result, len(facts)))
+                if cutoff_key is not None and converged and not read_errors:
+                    position = {p: i for i, p in enumerate(paths)}
+                    if all(p in position for p in facts) and all(p in position for p in project.read):
+                        cache.store_cutoff(cutoff_key, (
+                            result, len(facts), cutoff_hashes,
+                            sorted(position[p] for p in facts), sorted(position[p] for p in project.read),
+                        ))
             cache.save()
         if watched and notebooks:
             from dllint.notebook import finalize
@@ -416,6 +445,46 @@ class Engine:
                     cache.store_facts(key, fresh[path])
             out.update(fresh)
         return out
+
+    def _cutoff(self, key: str, hashes: bytes, paths: list[str], names, data, entries, read_errors):
+        """The findings of the last whole run with the same inputs but a few edited files, when
+        the edits changed none of their facts (an edited comment, a blank line at the end ...);
+        else None. Early cutoff, as build systems do: a run's findings depend on a file's bytes
+        only through its facts, its pre-filter verdicts and its text when a rule reads it (fixes).
+        So the stored findings stand when every edited file was analysed by that run (its
+        verdicts then choose nothing: the run started from the files the last run analysed and
+        added none, ``converged``), no rule read its text, and its facts, extracted again now,
+        equal the stored ones exactly (types included: ``same_facts``). The new facts are stored
+        as any run stores them; a file whose facts changed means a full run."""
+        cache = self.cache
+        record = cache.load_cutoff(key, len(paths))
+        if record is None:
+            return None
+        result, analysed, old_hashes, analysed_at, read_at = record
+        width = len(hashes) // max(len(paths), 1)
+        if len(old_hashes) != len(hashes) or width * len(paths) != len(hashes):
+            return None
+        edited = [i for i in range(len(paths)) if hashes[i * width : (i + 1) * width] != old_hashes[i * width : (i + 1) * width]]
+        if not edited or len(edited) > MAX_CUTOFF_FILES:
+            return None
+        analysed_set, read_set = set(analysed_at), set(read_at)
+        if any(i not in analysed_set or i in read_set or paths[i].endswith(".ipynb") for i in edited):
+            return None
+        for i in edited:
+            path = paths[i]
+            blob = self._read_into(path, data, entries, read_errors)
+            if blob is None or content_hash(blob) != hashes[i * width : (i + 1) * width]:
+                return None
+            mn = names[path]
+            old = cache.load_facts(cache.facts_key(old_hashes[i * width : (i + 1) * width], path, mn.module, mn.root, mn.is_package))
+            if old is None or old.path != path:
+                return None
+            fresh = self.store.compute([(path, mn.module, mn.root, mn.is_package, blob)])[path]
+            cache.store_facts(cache.facts_key(content_hash(blob), path, mn.module, mn.root, mn.is_package), fresh)
+            if not same_facts(old, fresh):
+                return None
+        cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at))
+        return result, analysed
 
     def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None, focus=None) -> set[str]:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides);
