@@ -207,7 +207,6 @@ class Engine:
         if seeded:
             for path in [p for p in data if p.endswith(".ipynb") and p not in target_set]:
                 del data[path]
-        notebooks = self._read_notebooks(data, read_errors)
         result_key = None
         if (
             cache is not None and self.reuse_results and not watch and not overlay and not read_errors
@@ -219,9 +218,7 @@ class Engine:
             ])
             found = cache.load_result(result_key)
             if isinstance(found, tuple) and len(found) == 2:
-                reused, analysed = found
-                empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
-                return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
+                return self._reused(found, data, target_set)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
         names = _Names(layout)
         cutoff_key = cutoff_hashes = None
@@ -233,11 +230,15 @@ class Engine:
             cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
             found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors)
             if found is not None:
-                reused, analysed = found
-                cache.store_result(result_key, (reused, analysed))
+                cache.store_result(result_key, found)
                 cache.save()
-                empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
-                return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
+                return self._reused(found, data, target_set)
+        notebooks = self._read_notebooks(data, read_errors)
+        if any(p.endswith(".ipynb") for p in read_errors):
+            # a notebook that cannot be read is not a module of the layout (the cutoff above
+            # only serves runs whose every notebook was read: its record needs a run without errors)
+            layout = Layout(self.root, {*data, *entries}, self.bounded)
+            names = _Names(layout)
 
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
@@ -342,6 +343,15 @@ class Engine:
 
             watched = finalize(watched, notebooks)
         return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched)
+
+    def _reused(self, found, data: dict[str, bytes], target_set: set[str]) -> Analysis:
+        """The Analysis of stored findings (no facts: not for fixing). Only the notebooks with a
+        finding are read as notebooks: the formats need their cells (the findings already name them)."""
+        reused, analysed = found
+        shown = {d.path for d in reused}
+        notebooks = self._read_notebooks({p: data[p] for p in shown if p in data and p.endswith(".ipynb")}, {})
+        empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
+        return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
 
     @staticmethod
     def _read_notebooks(data: dict[str, bytes], read_errors: dict[str, str]) -> dict:

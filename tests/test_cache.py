@@ -393,6 +393,27 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
     edit("train.py", train.replace("num_workers=4", "num_workers=0") + "# a comment\n", True)
 
 
+def test_a_broken_notebook_beside_cached_runs(tmp_path):
+    """A notebook that cannot be read (DL000) gives the same findings cold, warm and after edits
+    (notebooks are read only when the stored findings cannot be reused)."""
+    import shutil
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "notebooks" / "sharing_strategy.ipynb", tmp_path / "good.ipynb")
+    (tmp_path / "data.ipynb").write_text("{not json")  # its module name is data's, as data.py's
+    age(tmp_path)
+    fmt = ["--output-format", "json"]
+    reference = run(tmp_path, "--no-cache", *fmt)
+    assert "DL000" in reference and "good.ipynb" in reference
+    assert run(tmp_path, *fmt) == reference
+    assert run(tmp_path, *fmt) == reference
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text() + "# a comment\n")
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt) == reference
+
+
 def test_a_fix_computed_once_is_remembered_across_runs(tmp_path, monkeypatch):
     """DL101's fix (a libcst transform of the constructor) is kept in the cache by the file's text,
     the constructor and the attribute: a later full run over the same text reuses it and prints the
