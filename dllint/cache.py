@@ -227,6 +227,15 @@ class FactCache:
         except (OSError, TypeError, ValueError, RecursionError):
             pass
 
+    def store_encoded(self, key: str, blob: bytes | None) -> None:
+        """Store facts already encoded by ``serial.dumps`` (in a worker process); None: not storable."""
+        if not self.enabled or blob is None:
+            return
+        try:
+            self._write(self._facts_path(key), blob)
+        except OSError:
+            pass
+
     # ------------------------------------------------------------------ whole results
 
     def result_key(self, parts: list) -> str:

@@ -18,6 +18,7 @@ from dllint.discover import discover
 from dllint.facts.extract import extract
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
+from dllint import serial
 from dllint.serial import same_facts
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.program.layout import Layout
@@ -51,6 +52,18 @@ def _extract_job(args):
     return extract(path, module, root, is_package, data, all_rules(), loader_classes)
 
 
+def _extract_encode_job(args):
+    """Facts and their cache file (``serial.dumps``, or None when they cannot be stored): encoded
+    in the worker process, so the parent only writes the bytes (a cold run stores every file's
+    facts: encoding them in the parent was a serial phase after the parallel one)."""
+    facts = _extract_job(args)
+    try:
+        blob = serial.dumps(facts)
+    except (TypeError, ValueError, RecursionError):
+        blob = None
+    return facts, blob
+
+
 class FactStore:
     """Computes facts for files, in parallel when there are many (cache hooks in here).
 
@@ -81,13 +94,22 @@ class FactStore:
             self._pool.shutdown()
             self._pool = None
 
-    def compute(self, items: list[tuple[str, str, str, bool, bytes]]) -> dict[str, FileFacts]:
+    def compute(self, items: list[tuple[str, str, str, bool, bytes]], encoded: dict[str, bytes | None] | None = None) -> dict[str, FileFacts]:
+        """path -> facts; ``encoded`` (when given) receives path -> cache file of the facts
+        computed by worker processes (those computed here are left to the caller)."""
         # largest first, one at a time: the workers finish together
         jobs = sorted(((*item, self.loader_classes) for item in items), key=lambda j: -len(j[4]))
         if len(jobs) >= PARALLEL_THRESHOLD:
-            results = self._map(_extract_job, jobs, 1)
-            if results is not None:
-                return {f.path: f for f in results}
+            if encoded is None:
+                results = self._map(_extract_job, jobs, 1)
+                if results is not None:
+                    return {f.path: f for f in results}
+            else:
+                pairs = self._map(_extract_encode_job, jobs, 1)
+                if pairs is not None:
+                    for f, blob in pairs:
+                        encoded[f.path] = blob
+                    return {f.path: f for f, _ in pairs}
         return {job[0]: _extract_job(job) for job in jobs}
 
     def scan(self, paths: list[str], triggers: Triggers) -> dict[str, tuple[bytes, bool]] | None:
@@ -446,13 +468,17 @@ class Engine:
                 missing.append(path)
         ready = [p for p in missing if self._read_into(p, data, entries, read_errors) is not None]
         if ready:
-            fresh = self.store.compute(items(ready))
+            encoded: dict[str, bytes | None] = {}
+            fresh = self.store.compute(items(ready), encoded)
             for path in ready:
                 # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
                 if path in entries or (path not in overlay and path.endswith(".ipynb")):
                     mn = names[path]
                     key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
-                    cache.store_facts(key, fresh[path])
+                    if path in encoded:
+                        cache.store_encoded(key, encoded[path])
+                    else:
+                        cache.store_facts(key, fresh[path])
             out.update(fresh)
         return out
 
