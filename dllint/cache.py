@@ -10,7 +10,7 @@ run that fails while using cached data is run again without reading the cache.
 Three things are kept:
 
 - **facts** (``facts/<k[:2]>/<k>``, one file per entry): a file's ``FileFacts`` under a key made of
-  everything facts depend on: the content hash, the path, module name, module root and package flag,
+  everything facts depend on: the content hash (a notebook's: of its code cells), the path, module name, module root and package flag,
   the configured loader classes, and a fingerprint of the code computing them (every source file of
   the installed dllint package, the dllint version and the Python version). An edit to any rule's
   ``extract`` therefore invalidates every entry; nothing has to remember to bump a version.
@@ -19,6 +19,14 @@ Three things are kept:
   (those that still exist) and plans only what an edit adds: parsing more files than needed never
   changes a finding (the engine's invariant, tests/test_prefilter_equivalence.py), it only saves
   the planning rounds.
+- **the early-cutoff record** (``cutoff/<key>``): a whole run's findings, the hashes of the
+  project's files, the files it analysed and those whose text a rule read (fixes). A later run
+  whose only edits leave the edited files' facts exactly as they were (a comment, a blank line at
+  the end) reuses those findings without building the model (``Engine._cutoff`` says why that is
+  sound); any other edit runs in full.
+- **derived answers** (``derived/<k[:2]>/<k>``): pure functions of a file's text that fixes
+  compute (DL101's converted constructor), keyed by every input, so a full run after an edit
+  elsewhere does not run libcst again.
 - **the file index** (``files.json``): per path, its stat signature -> content hash, plus the
   verdicts of the byte pre-filter (keyed by a digest of the pattern), so a warm run neither reads
   nor scans an unchanged file. The signature is what git compares: modification time, status-change
