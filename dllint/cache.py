@@ -255,17 +255,22 @@ class FactCache:
             h.update(b"\0")
         return h.hexdigest()
 
-    def load_result(self, key: str):
-        """A stored (diagnostics, files analysed), or None."""
+    def load_result(self, key: str, n_paths: int = 0):
+        """A stored (diagnostics, files analysed), or (diagnostics, files analysed, indices of the
+        files analysed, indices of the files whose text a rule read) as the early cutoff keeps
+        them (indices into the run's ``n_paths`` files); or None."""
         if not self.enabled:
             return None
         from dllint.model import Diagnostic
 
         found = self._read(os.path.join(self.directory, "results", key))
-        if not (isinstance(found, tuple) and len(found) == 2 and type(found[1]) is int and isinstance(found[0], list)):
+        if not (isinstance(found, tuple) and len(found) in (2, 4) and type(found[1]) is int and isinstance(found[0], list)):
             return None
         if not all(type(d) is Diagnostic for d in found[0]):
             return None
+        for positions in found[2:]:
+            if not (isinstance(positions, list) and all(type(i) is int and 0 <= i < n_paths for i in positions)):
+                return None
         self.served = True
         return found
 

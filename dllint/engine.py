@@ -238,18 +238,25 @@ class Engine:
                 repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit),
                 b"".join(p.encode() + b"\0" + (entries[p][2] if p in entries else b"ipynb" + notebook_hashes[p]) for p in paths),
             ])
-            found = cache.load_result(result_key)
-            if isinstance(found, tuple) and len(found) == 2:
-                return self._reused(found, data, target_set)
-        layout = Layout(self.root, {*data, *entries}, self.bounded)
-        names = _Names(layout)
         cutoff_key = cutoff_hashes = None
         if result_key is not None and not seeded:
-            # an edit that changes no fact: the last run's findings (see ``_cutoff``)
             cutoff_key = cache.result_key([
                 repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
             ])
             cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
+        if result_key is not None:
+            found = cache.load_result(result_key, len(paths))
+            if found is not None:
+                if cutoff_key is not None and len(found) == 4:
+                    # the files are as that run found them: later edits are compared with them
+                    record = cache.load_cutoff(cutoff_key, len(paths))
+                    if record is None or record[2] != cutoff_hashes:
+                        cache.store_cutoff(cutoff_key, (found[0], found[1], cutoff_hashes, found[2], found[3]))
+                return self._reused(found, data, target_set)
+        layout = Layout(self.root, {*data, *entries}, self.bounded)
+        names = _Names(layout)
+        if cutoff_key is not None:
+            # an edit that changes no fact: the last run's findings (see ``_cutoff``)
             found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors)
             if found is not None:
                 cache.store_result(result_key, found)
@@ -351,14 +358,14 @@ class Engine:
                     self._read_into(d.path, data, entries, read_errors)
             cache.forget_missing(set(paths))
             if result_key is not None:
-                cache.store_result(result_key, (result, len(facts)))
+                stored: tuple = (result, len(facts))
                 if cutoff_key is not None and converged and not read_errors:
                     position = {p: i for i, p in enumerate(paths)}
                     if all(p in position for p in facts) and all(p in position for p in project.read):
-                        cache.store_cutoff(cutoff_key, (
-                            result, len(facts), cutoff_hashes,
-                            sorted(position[p] for p in facts), sorted(position[p] for p in project.read),
-                        ))
+                        # (the files analysed, the files whose text a rule read): for _cutoff
+                        stored += (sorted(position[p] for p in facts), sorted(position[p] for p in project.read))
+                        cache.store_cutoff(cutoff_key, (*stored[:2], cutoff_hashes, *stored[2:]))
+                cache.store_result(result_key, stored)
             cache.save()
         if watched and notebooks:
             from dllint.notebook import finalize
@@ -369,7 +376,7 @@ class Engine:
     def _reused(self, found, data: dict[str, bytes], target_set: set[str]) -> Analysis:
         """The Analysis of stored findings (no facts: not for fixing). Only the notebooks with a
         finding are read as notebooks: the formats need their cells (the findings already name them)."""
-        reused, analysed = found
+        reused, analysed = found[0], found[1]
         shown = {d.path for d in reused}
         notebooks = self._read_notebooks({p: data[p] for p in shown if p in data and p.endswith(".ipynb")}, {})
         empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
@@ -520,7 +527,7 @@ class Engine:
             if not same_facts(old, fresh):
                 return None
         cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at))
-        return result, analysed
+        return result, analysed, analysed_at, read_at
 
     def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None, focus=None) -> set[str]:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides);

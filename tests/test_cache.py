@@ -388,6 +388,12 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
     edit("train.py", train + "# a comment\n\n# another\n", True)
     edit("data.py", CUTOFF_PROJECT["data.py"] + "# a comment\n", False)  # DL101's fix read data.py
     edit("train.py", "\n" + train, False)  # every position moved: facts changed
+    # that edit undone: the stored findings of those bytes, and later edits are compared with them
+    (tmp_path / "train.py").write_text(train + "# a comment\n\n# another\n")
+    used.clear()
+    expected = run(tmp_path, "--no-cache", *fmt)
+    assert run(tmp_path, *fmt) == expected and used == []
+    edit("train.py", train + "# a comment\n\n# another\n# after the undo\n", True)
     edit("train.py", train.replace("num_workers=4", "num_workers=0"), False)
     edit("util.py", CUTOFF_PROJECT["util.py"] + "# noqa: DL101\n", False)  # not analysed by the last run
     edit("train.py", train.replace("num_workers=4", "num_workers=0") + "# a comment\n", True)
