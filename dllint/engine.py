@@ -252,6 +252,7 @@ class Engine:
                     record = cache.load_cutoff(cutoff_key, len(paths))
                     if record is None or record[2] != cutoff_hashes:
                         cache.store_cutoff(cutoff_key, (found[0], found[1], cutoff_hashes, found[2], found[3]))
+                cache.save()  # the files read and hashed here (when the index did not know them)
                 return self._reused(found, data, target_set)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
         names = _Names(layout)
