@@ -10,7 +10,7 @@ run that fails while using cached data is run again without reading the cache.
 Three things are kept:
 
 - **facts** (``facts/<k[:2]>/<k>``, one file per entry): a file's ``FileFacts`` under a key made of
-  everything facts depend on: the content hash, the path, module name, module root and package flag,
+  everything facts depend on: the content hash (a notebook's: of its code cells), the path, module name, module root and package flag,
   the configured loader classes, and a fingerprint of the code computing them (every source file of
   the installed dllint package, the dllint version and the Python version). An edit to any rule's
   ``extract`` therefore invalidates every entry; nothing has to remember to bump a version.
@@ -19,6 +19,14 @@ Three things are kept:
   (those that still exist) and plans only what an edit adds: parsing more files than needed never
   changes a finding (the engine's invariant, tests/test_prefilter_equivalence.py), it only saves
   the planning rounds.
+- **the early-cutoff record** (``cutoff/<key>``): a whole run's findings, the hashes of the
+  project's files, the files it analysed and those whose text a rule read (fixes). A later run
+  whose only edits leave the edited files' facts exactly as they were (a comment, a blank line at
+  the end) reuses those findings without building the model (``Engine._cutoff`` says why that is
+  sound); any other edit runs in full.
+- **derived answers** (``derived/<k[:2]>/<k>``): pure functions of a file's text that fixes
+  compute (DL101's converted constructor), keyed by every input, so a full run after an edit
+  elsewhere does not run libcst again.
 - **the file index** (``files.json``): per path, its stat signature -> content hash, plus the
   verdicts of the byte pre-filter (keyed by a digest of the pattern), so a warm run neither reads
   nor scans an unchanged file. The signature is what git compares: modification time, status-change
@@ -227,6 +235,15 @@ class FactCache:
         except (OSError, TypeError, ValueError, RecursionError):
             pass
 
+    def store_encoded(self, key: str, blob: bytes | None) -> None:
+        """Store facts already encoded by ``serial.dumps`` (in a worker process); None: not storable."""
+        if not self.enabled or blob is None:
+            return
+        try:
+            self._write(self._facts_path(key), blob)
+        except OSError:
+            pass
+
     # ------------------------------------------------------------------ whole results
 
     def result_key(self, parts: list) -> str:
@@ -238,19 +255,49 @@ class FactCache:
             h.update(b"\0")
         return h.hexdigest()
 
-    def load_result(self, key: str):
-        """A stored (diagnostics, files analysed), or None."""
+    def load_result(self, key: str, n_paths: int = 0):
+        """A stored (diagnostics, files analysed), or (diagnostics, files analysed, indices of the
+        files analysed, indices of the files whose text a rule read) as the early cutoff keeps
+        them (indices into the run's ``n_paths`` files); or None."""
         if not self.enabled:
             return None
         from dllint.model import Diagnostic
 
         found = self._read(os.path.join(self.directory, "results", key))
-        if not (isinstance(found, tuple) and len(found) == 2 and type(found[1]) is int and isinstance(found[0], list)):
+        if not (isinstance(found, tuple) and len(found) in (2, 4) and type(found[1]) is int and isinstance(found[0], list)):
             return None
         if not all(type(d) is Diagnostic for d in found[0]):
             return None
+        for positions in found[2:]:
+            if not (isinstance(positions, list) and all(type(i) is int and 0 <= i < n_paths for i in positions)):
+                return None
         self.served = True
         return found
+
+    def load_cutoff(self, key: str, n_paths: int):
+        """The record of the last whole run for the early cutoff (``Engine._cutoff``): (findings,
+        files analysed, the files' hashes, indices of the files analysed, indices of the files
+        whose text a rule read), or None."""
+        if not self.enabled:
+            return None
+        from dllint.model import Diagnostic
+
+        found = self._read(os.path.join(self.directory, "cutoff", key))
+        if not (isinstance(found, tuple) and len(found) == 5):
+            return None
+        result, analysed, hashes, analysed_at, read_at = found
+        if not (isinstance(result, list) and all(type(d) is Diagnostic for d in result) and type(analysed) is int and type(hashes) is bytes):
+            return None
+        for positions in (analysed_at, read_at):
+            if not (isinstance(positions, list) and all(type(i) is int and 0 <= i < n_paths for i in positions)):
+                return None
+        self.served = True
+        return found
+
+    def store_cutoff(self, key: str, record) -> None:
+        if not self.enabled:
+            return
+        self._store_latest("cutoff", key, record)
 
     def load_plan(self, key: str) -> list[str] | None:
         """The files the last run with this key analysed (planning's answer), or None."""
@@ -343,6 +390,34 @@ class FactCache:
         except OSError:
             self.enabled = False
         self._clean_tmp()
+
+
+class Derived:
+    """Answers of pure functions of a file's text (a fix's new text), remembered across runs in
+    the cache (``derived/<k[:2]>/<k>``): the key holds every input (texts by their hash) and, as
+    every key here, dllint's own code. A value read back is plain data; the caller checks its shape."""
+
+    def __init__(self, cache: FactCache):
+        self.cache = cache
+
+    def key(self, *parts) -> str:
+        return self.cache.result_key(["derived", *(content_hash(p.encode("utf-8", "surrogatepass")) if type(p) is str else p for p in parts)])
+
+    def get(self, key: str):
+        if not self.cache.enabled:
+            return None
+        found = self.cache._read(os.path.join(self.cache.directory, "derived", key[:2], key))
+        if found is not None:
+            self.cache.served = True
+        return found
+
+    def put(self, key: str, value) -> None:
+        if not self.cache.enabled:
+            return
+        try:
+            self.cache._write(os.path.join(self.cache.directory, "derived", key[:2], key), serial.dumps(value))
+        except (OSError, TypeError, ValueError, RecursionError):
+            pass
 
 
 def _index_entry(raw) -> list | None:

@@ -61,7 +61,12 @@ def cli() -> None:
     """
 
 
+PROGRAM = False  # True when this process is the dllint program itself (``main()`` from the console script)
+
+
 def main(argv: list[str] | None = None) -> None:
+    global PROGRAM
+    PROGRAM = argv is None
     try:
         try:
             _run(argv)

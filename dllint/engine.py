@@ -18,6 +18,8 @@ from dllint.discover import discover
 from dllint.facts.extract import extract
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
+from dllint import serial
+from dllint.serial import same_facts
 from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
@@ -30,6 +32,7 @@ CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets", b"
 PARALLEL_THRESHOLD = 8
 SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
 MAX_ROUNDS = 8
+MAX_CUTOFF_FILES = 8  # edited files whose facts are extracted again to find the edit changed none
 
 
 @dataclass
@@ -47,6 +50,18 @@ class Analysis:
 def _extract_job(args):
     path, module, root, is_package, data, loader_classes = args
     return extract(path, module, root, is_package, data, all_rules(), loader_classes)
+
+
+def _extract_encode_job(args):
+    """Facts and their cache file (``serial.dumps``, or None when they cannot be stored): encoded
+    in the worker process, so the parent only writes the bytes (a cold run stores every file's
+    facts: encoding them in the parent was a serial phase after the parallel one)."""
+    facts = _extract_job(args)
+    try:
+        blob = serial.dumps(facts)
+    except (TypeError, ValueError, RecursionError):
+        blob = None
+    return facts, blob
 
 
 class FactStore:
@@ -79,13 +94,22 @@ class FactStore:
             self._pool.shutdown()
             self._pool = None
 
-    def compute(self, items: list[tuple[str, str, str, bool, bytes]]) -> dict[str, FileFacts]:
+    def compute(self, items: list[tuple[str, str, str, bool, bytes]], encoded: dict[str, bytes | None] | None = None) -> dict[str, FileFacts]:
+        """path -> facts; ``encoded`` (when given) receives path -> cache file of the facts
+        computed by worker processes (those computed here are left to the caller)."""
         # largest first, one at a time: the workers finish together
         jobs = sorted(((*item, self.loader_classes) for item in items), key=lambda j: -len(j[4]))
         if len(jobs) >= PARALLEL_THRESHOLD:
-            results = self._map(_extract_job, jobs, 1)
-            if results is not None:
-                return {f.path: f for f in results}
+            if encoded is None:
+                results = self._map(_extract_job, jobs, 1)
+                if results is not None:
+                    return {f.path: f for f in results}
+            else:
+                pairs = self._map(_extract_encode_job, jobs, 1)
+                if pairs is not None:
+                    for f, blob in pairs:
+                        encoded[f.path] = blob
+                    return {f.path: f for f, _ in pairs}
         return {job[0]: _extract_job(job) for job in jobs}
 
     def scan(self, paths: list[str], triggers: Triggers) -> dict[str, tuple[bytes, bool]] | None:
@@ -208,7 +232,6 @@ class Engine:
         if seeded:
             for path in [p for p in data if p.endswith(".ipynb") and p not in target_set]:
                 del data[path]
-        notebooks = self._read_notebooks(data, read_errors)
         result_key = None
         if (
             cache is not None and self.reuse_results and not watch and not overlay and not read_errors
@@ -218,13 +241,37 @@ class Engine:
                 repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit),
                 b"".join(p.encode() + b"\0" + (entries[p][2] if p in entries else b"ipynb" + notebook_hashes[p]) for p in paths),
             ])
-            found = cache.load_result(result_key)
-            if isinstance(found, tuple) and len(found) == 2:
-                reused, analysed = found
-                empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
-                return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
+        cutoff_key = cutoff_hashes = None
+        if result_key is not None and not seeded:
+            cutoff_key = cache.result_key([
+                repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
+            ])
+            cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
+        if result_key is not None:
+            found = cache.load_result(result_key, len(paths))
+            if found is not None:
+                if cutoff_key is not None and len(found) == 4:
+                    # the files are as that run found them: later edits are compared with them
+                    record = cache.load_cutoff(cutoff_key, len(paths))
+                    if record is None or record[2] != cutoff_hashes:
+                        cache.store_cutoff(cutoff_key, (found[0], found[1], cutoff_hashes, found[2], found[3]))
+                cache.save()  # the files read and hashed here (when the index did not know them)
+                return self._reused(found, data, target_set)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
         names = _Names(layout)
+        if cutoff_key is not None:
+            # an edit that changes no fact: the last run's findings (see ``_cutoff``)
+            found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors)
+            if found is not None:
+                cache.store_result(result_key, found)
+                cache.save()
+                return self._reused(found, data, target_set)
+        notebooks = self._read_notebooks(data, read_errors)
+        if any(p.endswith(".ipynb") for p in read_errors):
+            # a notebook that cannot be read is not a module of the layout (the cutoff above
+            # only serves runs whose every notebook was read: its record needs a run without errors)
+            layout = Layout(self.root, {*data, *entries}, self.bounded)
+            names = _Names(layout)
 
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
@@ -232,7 +279,7 @@ class Engine:
         def compute(selected) -> dict[str, FileFacts]:
             if cache is None:
                 return self.store.compute(items(selected))
-            return self._cached_facts(selected, names, data, entries, read_errors, items)
+            return self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
 
         try:
             if seeded:
@@ -262,11 +309,13 @@ class Engine:
                 wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             facts = compute(wanted)
             seen_names: dict = {}
+            converged = False
             for _ in range(MAX_ROUNDS):
                 index = ProgramModel(facts, self.settings, layout)
                 new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors, focus) if not _is_stub(p, explicit)}
                 new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
                 if not new:
+                    converged = True
                     break
                 facts.update(compute(new))
             else:
@@ -276,6 +325,10 @@ class Engine:
         finally:
             self.store.close()
         project = Project(self.settings, index, facts, data, target_set)
+        if cache is not None:
+            from dllint.cache import Derived
+
+            project.derived = Derived(cache)
         diagnostics: list[Diagnostic] = []
         for path, message in read_errors.items():
             if path in target_set:
@@ -309,13 +362,29 @@ class Engine:
                     self._read_into(d.path, data, entries, read_errors)
             cache.forget_missing(set(paths))
             if result_key is not None:
-                cache.store_result(result_key, (result, len(facts)))
+                stored: tuple = (result, len(facts))
+                if cutoff_key is not None and converged and not read_errors:
+                    position = {p: i for i, p in enumerate(paths)}
+                    if all(p in position for p in facts) and all(p in position for p in project.read):
+                        # (the files analysed, the files whose text a rule read): for _cutoff
+                        stored += (sorted(position[p] for p in facts), sorted(position[p] for p in project.read))
+                        cache.store_cutoff(cutoff_key, (*stored[:2], cutoff_hashes, *stored[2:]))
+                cache.store_result(result_key, stored)
             cache.save()
         if watched and notebooks:
             from dllint.notebook import finalize
 
             watched = finalize(watched, notebooks)
         return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched)
+
+    def _reused(self, found, data: dict[str, bytes], target_set: set[str]) -> Analysis:
+        """The Analysis of stored findings (no facts: not for fixing). Only the notebooks with a
+        finding are read as notebooks: the formats need their cells (the findings already name them)."""
+        reused, analysed = found[0], found[1]
+        shown = {d.path for d in reused}
+        notebooks = self._read_notebooks({p: data[p] for p in shown if p in data and p.endswith(".ipynb")}, {})
+        empty = Project(self.settings, ProgramModel({}, self.settings, Layout(self.root)), {}, {}, target_set)
+        return Analysis(list(reused), empty, len(target_set), analysed, {}, notebooks)
 
     @staticmethod
     def _read_notebooks(data: dict[str, bytes], read_errors: dict[str, str]) -> dict:
@@ -391,7 +460,7 @@ class Engine:
             self.cache.set_verdict(entry, key, verdict)
         return verdict
 
-    def _cached_facts(self, selected, names, data, entries, read_errors, items) -> dict[str, FileFacts]:
+    def _cached_facts(self, selected, names, data, entries, read_errors, items, overlay=()) -> dict[str, FileFacts]:
         cache = self.cache
         out: dict[str, FileFacts] = {}
         missing: list[str] = []
@@ -410,14 +479,59 @@ class Engine:
                 missing.append(path)
         ready = [p for p in missing if self._read_into(p, data, entries, read_errors) is not None]
         if ready:
-            fresh = self.store.compute(items(ready))
+            encoded: dict[str, bytes | None] = {}
+            fresh = self.store.compute(items(ready), encoded)
             for path in ready:
-                if path in entries:  # on disk (not an overlay): keyed by the bytes just analysed
+                # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
+                if path in entries or (path not in overlay and path.endswith(".ipynb")):
                     mn = names[path]
                     key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
-                    cache.store_facts(key, fresh[path])
+                    if path in encoded:
+                        cache.store_encoded(key, encoded[path])
+                    else:
+                        cache.store_facts(key, fresh[path])
             out.update(fresh)
         return out
+
+    def _cutoff(self, key: str, hashes: bytes, paths: list[str], names, data, entries, read_errors):
+        """The findings of the last whole run with the same inputs but a few edited files, when
+        the edits changed none of their facts (an edited comment, a blank line at the end ...);
+        else None. Early cutoff, as build systems do: a run's findings depend on a file's bytes
+        only through its facts, its pre-filter verdicts and its text when a rule reads it (fixes).
+        So the stored findings stand when every edited file was analysed by that run (its
+        verdicts then choose nothing: the run started from the files the last run analysed and
+        added none, ``converged``), no rule read its text, and its facts, extracted again now,
+        equal the stored ones exactly (types included: ``same_facts``). The new facts are stored
+        as any run stores them; a file whose facts changed means a full run."""
+        cache = self.cache
+        record = cache.load_cutoff(key, len(paths))
+        if record is None:
+            return None
+        result, analysed, old_hashes, analysed_at, read_at = record
+        width = len(hashes) // max(len(paths), 1)
+        if len(old_hashes) != len(hashes) or width * len(paths) != len(hashes):
+            return None
+        edited = [i for i in range(len(paths)) if hashes[i * width : (i + 1) * width] != old_hashes[i * width : (i + 1) * width]]
+        if not edited or len(edited) > MAX_CUTOFF_FILES:
+            return None
+        analysed_set, read_set = set(analysed_at), set(read_at)
+        if any(i not in analysed_set or i in read_set or paths[i].endswith(".ipynb") for i in edited):
+            return None
+        for i in edited:
+            path = paths[i]
+            blob = self._read_into(path, data, entries, read_errors)
+            if blob is None or content_hash(blob) != hashes[i * width : (i + 1) * width]:
+                return None
+            mn = names[path]
+            old = cache.load_facts(cache.facts_key(old_hashes[i * width : (i + 1) * width], path, mn.module, mn.root, mn.is_package))
+            if old is None or old.path != path:
+                return None
+            fresh = self.store.compute([(path, mn.module, mn.root, mn.is_package, blob)])[path]
+            cache.store_facts(cache.facts_key(content_hash(blob), path, mn.module, mn.root, mn.is_package), fresh)
+            if not same_facts(old, fresh):
+                return None
+        cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at))
+        return result, analysed, analysed_at, read_at
 
     def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None, focus=None) -> set[str]:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides);

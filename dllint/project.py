@@ -17,6 +17,8 @@ class Project:
         self._bytes = sources
         self.targets = targets  # paths findings are reported for
         self._text: dict[str, str] = {}
+        self.read: set[str] = set()  # the files whose text was asked for (the engine's early cutoff)
+        self.derived = None  # a dllint.cache.Derived: fixes remember their answers across runs
 
     def payloads(self, code: str) -> Iterator[tuple[FileFacts, Any]]:
         for facts in self.files.values():
@@ -30,6 +32,7 @@ class Project:
 
     def source(self, path: str) -> str:
         """The decoded text of an analysed file (for building fix edits)."""
+        self.read.add(path)
         text = self._text.get(path)
         if text is None:
             data = self._bytes.get(path)

@@ -293,6 +293,184 @@ def test_project_with_notebooks_reuses_the_result_and_a_notebook_edit_invalidate
     assert run(tmp_path) == expected
 
 
+def test_a_notebooks_facts_are_cached_by_its_code_cells(tmp_path, monkeypatch):
+    """A notebook's facts are stored under the hash of its code cells: an edit elsewhere does not
+    extract the notebook again, an edit of the notebook does."""
+    import shutil
+
+    from dllint import engine as engine_module
+
+    generate(str(tmp_path), seed=0, files=20)
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "notebooks" / "sharing_strategy.ipynb", tmp_path / "nb.ipynb")
+    age(tmp_path)
+    extracted: list[str] = []
+    real = engine_module._extract_job
+
+    def counting(args):
+        extracted.append(args[0])
+        return real(args)
+
+    monkeypatch.setattr(engine_module, "_extract_job", counting)
+    analysis, _ = analyse(tmp_path, tmp_path / "cache")
+    reference = [d.sort_key() for d in analysis.diagnostics]
+    assert any(p.endswith("nb.ipynb") for p in extracted)
+    edited = sorted(tmp_path.glob("*.py"))[0]
+    edited.write_text(edited.read_text() + "\nx_new = 1\n")
+    extracted.clear()
+    analysis, _ = analyse(tmp_path, tmp_path / "cache")
+    assert not any(p.endswith("nb.ipynb") for p in extracted)
+    assert [d.sort_key() for d in analysis.diagnostics] == reference
+    with open(tmp_path / "nb.ipynb", "a") as fh:
+        fh.write("\n")  # the same cells: still served from the cache
+    extracted.clear()
+    analyse(tmp_path, tmp_path / "cache")
+    assert not any(p.endswith("nb.ipynb") for p in extracted)
+
+
+CUTOFF_PROJECT = {
+    "data.py": (
+        "import os\n\nfrom torch.utils.data import Dataset\n\n\n"
+        "class Images(Dataset):\n"
+        "    def __init__(self, root):\n"
+        "        self.files = [os.path.join(root, f) for f in os.listdir(root)]\n\n"
+        "    def __len__(self):\n        return len(self.files)\n\n"
+        "    def __getitem__(self, i):\n        return self.files[i]\n"
+    ),
+    "train.py": (
+        "from torch.utils.data import DataLoader\n\nfrom data import Images\n\n\n"
+        "def main():\n"
+        "    loader = DataLoader(Images('/data'), num_workers=4)\n"
+        "    for batch in loader:\n        print(batch)\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+    "util.py": "def helper(x):\n    return x + 1\n",
+}
+
+
+def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not(tmp_path, monkeypatch):
+    """Early cutoff (Engine._cutoff): a comment appended to an analysed file whose text no rule
+    read gives the last run's findings without building the model; an edit of a file a fix was
+    built from, an edit changing facts, and an edit of a file the run did not analyse run in full.
+    Every run prints what a run without the cache prints."""
+    from dllint.engine import Engine
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    age(tmp_path)
+    used: list[bool] = []
+    real = Engine._cutoff
+
+    def spy(self, *args):
+        found = real(self, *args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(Engine, "_cutoff", spy)
+    fmt = ["--output-format", "json"]
+    reference = run(tmp_path, *fmt)
+    assert '"DL101"' in reference and '"DL307"' in reference and '"edits"' in reference
+    assert used == [False]  # nothing recorded yet
+    used.clear()
+    assert run(tmp_path, *fmt) == reference  # warm: the stored result
+    assert used == []
+
+    def edit(name: str, text: str, cutoff: bool) -> None:
+        (tmp_path / name).write_text(text)
+        used.clear()
+        expected = run(tmp_path, "--no-cache", *fmt)
+        assert run(tmp_path, *fmt) == expected
+        assert used == [cutoff], name
+        assert run(tmp_path, *fmt) == expected  # and the stored result of that run
+
+    train = CUTOFF_PROJECT["train.py"]
+    edit("train.py", train + "# a comment\n", True)  # no fact changed, no rule read train.py's text
+    edit("train.py", train + "# a comment\n\n# another\n", True)
+    edit("data.py", CUTOFF_PROJECT["data.py"] + "# a comment\n", False)  # DL101's fix read data.py
+    edit("train.py", "\n" + train, False)  # every position moved: facts changed
+    # that edit undone: the stored findings of those bytes, and later edits are compared with them
+    (tmp_path / "train.py").write_text(train + "# a comment\n\n# another\n")
+    used.clear()
+    expected = run(tmp_path, "--no-cache", *fmt)
+    assert run(tmp_path, *fmt) == expected and used == []
+    edit("train.py", train + "# a comment\n\n# another\n# after the undo\n", True)
+    edit("train.py", train.replace("num_workers=4", "num_workers=0"), False)
+    edit("util.py", CUTOFF_PROJECT["util.py"] + "# noqa: DL101\n", False)  # not analysed by the last run
+    edit("train.py", train.replace("num_workers=4", "num_workers=0") + "# a comment\n", True)
+
+
+def test_a_broken_notebook_beside_cached_runs(tmp_path):
+    """A notebook that cannot be read (DL000) gives the same findings cold, warm and after edits
+    (notebooks are read only when the stored findings cannot be reused)."""
+    import shutil
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "notebooks" / "sharing_strategy.ipynb", tmp_path / "good.ipynb")
+    (tmp_path / "data.ipynb").write_text("{not json")  # its module name is data's, as data.py's
+    age(tmp_path)
+    fmt = ["--output-format", "json"]
+    reference = run(tmp_path, "--no-cache", *fmt)
+    assert "DL000" in reference and "good.ipynb" in reference
+    assert run(tmp_path, *fmt) == reference
+    assert run(tmp_path, *fmt) == reference
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text() + "# a comment\n")
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt) == reference
+
+
+def test_a_fix_computed_once_is_remembered_across_runs(tmp_path, monkeypatch):
+    """DL101's fix (a libcst transform of the constructor) is kept in the cache by the file's text,
+    the constructor and the attribute: a later full run over the same text reuses it and prints the
+    same fix; an edit of that file computes it again."""
+    from dllint.fixes import compact
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    age(tmp_path)
+    calls: list[str] = []
+    real = compact._convert_in_init
+
+    def spy(text, qualparts, attr, memo):
+        calls.append(attr)
+        return real(text, qualparts, attr, memo)
+
+    monkeypatch.setattr(compact, "_convert_in_init", spy)
+    fmt = ["--output-format", "json"]
+    reference = run(tmp_path, "--no-cache", *fmt)
+    assert '"edits"' in reference and calls == ["files"]
+    calls.clear()
+    assert run(tmp_path, *fmt) == reference and calls == ["files"]
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("print(batch)", "print(batch, 1)"))  # facts change: a full run
+    calls.clear()
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt)
+    assert calls == ["files"]  # the --no-cache run only
+    data = tmp_path / "data.py"
+    data.write_text(data.read_text().replace("os.listdir(root)", "sorted(os.listdir(root))"))
+    calls.clear()
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt)
+    assert calls == ["files", "files"]
+
+
+def test_change_of_and_apply_change_round_trip():
+    import random
+
+    from dllint.fixes.compact import _UNSET, apply_change, change_of
+
+    rng = random.Random(0)
+    for _ in range(300):
+        old = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 12)))
+        new = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 12)))
+        change = change_of(old, new)
+        assert apply_change(old, change) == new
+        assert serial.loads(serial.dumps(change)) == change
+    assert change_of("x", None) == () and apply_change("x", ()) is None
+    assert apply_change("abc", (2, 2, "")) is _UNSET and apply_change("abc", (1, "1", "")) is _UNSET
+
+
 def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
     """The files the last run analysed are kept (plans/): after an edit, planning starts
     from them and needs one round, and the findings equal a run without the cache; a file the

@@ -315,3 +315,23 @@ def test_program_under_a_profiler_exits_normally(project):
     )
     assert "DL302" in proc.stdout, proc.stderr  # (cProfile itself reports status 0)
     assert (project / "prof.out").stat().st_size > 0
+
+
+def test_check_as_the_program_keeps_the_collector_paused_to_the_end(project, monkeypatch):
+    """Run as the program (``dllint.cli.main()``), check leaves the cyclic garbage collector
+    paused after the engine's run (the process exits right after); inside a host process (here,
+    click's runner) the engine restores it."""
+    import gc
+
+    from dllint import cli as cli_module
+
+    (project / "a.py").write_text(BAD)
+    assert gc.isenabled()
+    assert run("a.py")[0] == 1
+    assert gc.isenabled()
+    monkeypatch.setattr(cli_module, "PROGRAM", True)
+    try:
+        assert run("a.py")[0] == 1
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -300,7 +300,7 @@ class CopyOnReadContainer(Rule):
         except (OSError, ValueError):
             return None
         memo = project.__dict__.setdefault("_dl101_fix_slices", {})
-        new = convert_in_init(text, init.fn.qualname.split(".")[len(init.file.module.split(".")):], attr, memo)
+        new = convert_in_init(text, init.fn.qualname.split(".")[len(init.file.module.split(".")):], attr, memo, project.derived)
         if new is None:
             return None
         edits = line_edits(text, new)
