@@ -335,3 +335,34 @@ def test_form_feed_does_not_shift_rows():
     src = "import torch\n\x0c\ntorch.multiprocessing.set_start_method('fork')\n"
     (sm,) = facts_of(src).start_methods
     assert sm.span.row == 3
+
+
+def test_an_overridden_method_without_super_writes_nothing_on_the_subclass():
+    src = """
+import numpy as np
+from torch.utils.data import Dataset
+class Lines(Dataset):
+    def __init__(self, path):
+        self.path = path
+        self._load()
+    def _load(self):
+        with open(self.path) as f:
+            self.items = [line.strip() for line in f]
+    def __getitem__(self, idx):
+        return self.items[idx]
+class Packed(Lines):
+    def _load(self):
+        self.items = np.load(self.path)
+class Cached(Lines):
+    def _load(self):
+        super()._load()
+        self.cache = {}
+"""
+    facts = facts_of(src)
+    idx = build(facts)
+    by_name = {c.cls.name: c for c in idx.dataset_classes()}
+    writers = lambda name: sorted(fn.fn.qualname.rsplit(".", 2)[-2] for fn, _ in idx.attr_writes(by_name[name], "items"))  # noqa: E731
+    assert writers("Packed") == ["Packed"]  # Lines._load never runs on a Packed
+    assert writers("Cached") == ["Lines"]  # it runs through super()._load()
+    assert writers("Lines") == ["Lines"]
+    assert idx.attr_value(by_name["Packed"], "items").kinds == frozenset({"ndarray"})

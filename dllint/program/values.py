@@ -476,14 +476,34 @@ class Values:
                 if init is not None:
                     workers -= set(self.reachable([init], cls))
         out = []
-        for r in self.mro(cls):
-            for qual in r.cls.methods.values():
+        mro = self.mro(cls)
+        for i, r in enumerate(mro):
+            for name, qual in r.cls.methods.items():
                 fn = r.file.functions.get(qual)
                 if fn is None or fn.flow is None or (r.file.path, qual) in workers:
                     continue
-                for write in fn.flow.writes.get(attr, ()):
+                writes = fn.flow.writes.get(attr, ())
+                if writes and not self._runs_on(mro[:i], name):
+                    continue  # overridden by a subclass that never calls it (no super().name())
+                for write in writes:
                     out.append((self._funcref(r.file, fn), write))
         return out
+
+    def _runs_on(self, before: list, name: str) -> bool:
+        """Whether a base's method ``name`` runs on an instance whose more derived classes
+        (``before``, in MRO order) may override it: not overridden, or an override calls
+        ``super().name()`` (or ``super(C, self).name()``)."""
+        overrides = [r for r in before if name in r.cls.methods]
+        if not overrides:
+            return True
+        for r in overrides:
+            fn = r.file.functions.get(r.cls.methods[name])
+            if fn is None or fn.flow is None:
+                return True  # unknown: keep it
+            for kind, target, *_ in fn.flow.calls:
+                if (kind == "super" and target == name) or (kind == "super_from" and target[1] == name):
+                    return True
+        return False
 
     def value(self, ir, env) -> Val:
         """Evaluate an IR node in an environment (Env)."""
