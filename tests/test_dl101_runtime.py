@@ -83,6 +83,7 @@ CASES = {
         ("fixed", "positive_path_param", "Utterances(type('FS', (), {'glob': staticmethod(lambda p: sorted(__import__('glob').glob(p)))})(), root)", "keys"),
     ],
     "dl101/positive_file_sets": [("fixed", "positive_file_sets", "ImageFolderSet(root)", "_image_fnames")],
+    "dl101/shard_listings": [("fixed", "shard_listings", "Images(root + '/*.txt')", "paths")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

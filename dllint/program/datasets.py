@@ -106,6 +106,32 @@ class SampleUses:
                         break
         return out
 
+    def shard_listing(self, ref: ClassRef, attr: str) -> bool:
+        """A list of files each holding many records: the class (or a project function it passes
+        the list to) walks it and adds each file's records to another container several at a
+        time (``for path in self.data_files: self.data.extend(read(path))``,
+        ``results += json.load(f)``). One entry per shard file, not per sample."""
+        for fn in self.hierarchy_methods(ref):
+            flow = fn.fn.flow
+            if _extends_per_element(flow, lambda it: _walked_attr(it) == attr):
+                return True
+            for kind, target, args, kwargs, _row in flow.calls:
+                if kind != "ref":
+                    continue
+                positions = [i for i, a in enumerate(args) if a == ("s", attr)]
+                keywords = {k for k, v in kwargs if v == ("s", attr) and k}
+                if not positions and not keywords:
+                    continue
+                with self.quietly():
+                    callee = self.resolve(target, fn.file.root)
+                if not isinstance(callee, FuncRef) or callee.fn.flow is None:
+                    continue
+                params = list(callee.fn.params)
+                names = {params[i] for i in positions if i < len(params)} | keywords
+                if _extends_per_element(callee.fn.flow, lambda it: _walked_param(it) in names):
+                    return True
+        return False
+
     def _int_key(self, key_ir, fn: FuncRef, ref: ClassRef) -> bool:
         if key_ir is None:
             return False
@@ -291,6 +317,23 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
 
 
 _SAME_LENGTH = frozenset({"builtins.enumerate", "builtins.list", "builtins.sorted", "tqdm.tqdm", "tqdm.auto.tqdm"})
+
+
+def _extends_per_element(flow, walks) -> bool:
+    """Some container gets ``.extend(...)`` / ``+= ...`` of more than a fixed display inside a loop
+    whose outermost iterable ``walks`` accepts."""
+    entries = [(m[0], m[1], m[2]) for ms in flow.muts.values() for m in ms]
+    entries += [(w[0], w[1], w[4]) for ws in flow.writes.values() for w in ws]
+    for how, ir, loops in entries:
+        if how in ("extend", "+=") and loops and walks(loops[0]) and isinstance(ir, tuple) and ir[:1] in (("n",), ("C",), ("c",)):
+            return True
+    return False
+
+
+def _walked_param(loop) -> str | None:
+    if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip") and loop[2]:
+        loop = loop[2][0]
+    return loop[1] if loop[0] == "p" else None
 
 
 def _walked_attr(loop) -> str | None:

@@ -367,6 +367,8 @@ class CopyOnReadContainer(Rule):
             grows = False  # class names, label maps, configuration: bounded by a schema
         if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
             grows = False  # one memmap / open file / table per shard file: a few dozen entries
+        if grows and size == DATA and not uses and value.why and value.why[0][0].startswith("a directory") and model.shard_listing(ref, attr):
+            grows = False  # the shard files whose records another attribute gathers: a few dozen
         if not grows:
             return None
         if not kinds:
