@@ -87,7 +87,13 @@ class CopyOnReadContainer(Rule):
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
               project's call sites, per-sample caches such as `[None] * len(self.files)` (or
-              `[None] * n` with `n` the number of samples `__len__` returns);
+              `[None] * n` with `n` the number of samples `__len__` returns); a set of the
+              files a listing, a walk or an archive gives (each file once already); a dict of a
+              few keys each holding such a list (`{split: [every image of the split]}`);
+              `.glob(...)` / `.rglob(...)` / `.iterdir()` on a parameter the model cannot follow
+              (a `Path`, an fsspec filesystem); values built by helpers in files without
+              data-loading words, module variables a `global` statement lets `main()` assign, and
+              classes called through a local (`dataset_cls = A if lazy else B`) are followed;
               `setattr(self, "name", value)` counts as an assignment;
             - how the Dataset uses it, when its source is not visible (a library call, an
               argument nobody in the project passes) but it is known to be a Python container
@@ -98,7 +104,11 @@ class CopyOnReadContainer(Rule):
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
               worker code indexes one by one with the sample index (`for src in self.sources:
-              src[idx]`), however few (no automatic fix then: pack each table).
+              src[idx]`), however few (no automatic fix then: pack each table); or it is built
+              with one entry (or more) per element of an attribute used so (`for ann in
+              self.annotation: self.captions.append(...)`, a dict keyed by a running number), even
+              when only the main process reads it, but not under a membership test (distinct
+              values) nor keyed by anything else (a count per category).
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -113,9 +123,14 @@ class CopyOnReadContainer(Rule):
             or to numpy fixed-width arrays.
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
-            a vocabulary deduplicated with `set`/`sorted(set(...))`, one memmap / HDF5 file per
-            shard file, a container the code builds with a fixed size in one method that another
-            reads back from a cache), caches the constructor leaves empty (each worker fills its
+            a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
+            file per shard file, a list of shard files whose records the class gathers several at
+            a time (`self.data.extend(read(path))` per file), records read only at fixed positions,
+            a container the code builds with a fixed size in one method that another
+            reads back from a cache), `multiprocessing.Manager()` proxies (their items live in the
+            manager's process), a PyG `InMemoryDataset`'s collated `data` / `slices`, what an
+            overridden base method would store (when the override does not call `super()`),
+            caches the constructor leaves empty (each worker fills its
             own), an object whose only source is unseen and whose kind is not known (it may be an
             array or a tensor), pandas DataFrames without a string column in sight, numpy
             arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
