@@ -84,6 +84,7 @@ CASES = {
     ],
     "dl101/positive_file_sets": [("fixed", "positive_file_sets", "ImageFolderSet(root)", "_image_fnames")],
     "dl101/shard_listings": [("fixed", "shard_listings", "Images(root + '/*.txt')", "paths")],
+    "projects/dl101_value_links": [("fixed", "data", "Graphs(root)", "items")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

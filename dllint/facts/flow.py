@@ -527,7 +527,7 @@ class FlowBuilder:
             return ("a", self.expr(node.value, d), node.attr)
         if t is ast.Call:
             func = node.func
-            if isinstance(func, ast.Name) or isinstance(func, ast.Attribute):
+            if isinstance(func, (ast.Name, ast.Attribute, ast.Subscript)):  # REGISTRY[name](...) too
                 callee = self.expr(func, d)
             else:
                 callee = UNKNOWN

@@ -10,6 +10,7 @@ from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
 from dllint.names import GET_CONTEXT, START_METHODS, canonical
+from dllint.program.values import Env
 from dllint.program.refs import ClassRef, FuncRef, Loader
 
 
@@ -62,6 +63,12 @@ class Loaders:
                     external.append(found)
             elif alt.kind == "param" and alt.ref:
                 project.extend(self._passed_datasets(facts, call.scope, alt.ref))
+            elif (alt.kind == "unknown" or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
+                # a wrapper's attribute, a registry, a factory's result: the values model follows it
+                fn = facts.functions.get(call.scope)
+                fnref = self._funcref(facts, fn) if fn is not None else None
+                env = Env(facts, fnref, self.class_of(fnref) if fnref is not None else None)
+                project.extend(self.instance_classes(call.args_ir["dataset"], env))
             elif alt.kind == "subset" and alt.options:
                 # ``dataset[train_idx]`` of a PyG dataset: a dataset of the same class
                 for base in self.expand(alt.options[0], facts):

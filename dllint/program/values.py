@@ -401,6 +401,114 @@ class Values:
     def _pyg_in_memory(self, cls) -> bool:
         return any(canonical(b) in PYG_IN_MEMORY for b in self.external_bases(cls))
 
+    def instance_classes(self, ir, env) -> list:
+        """The project classes an expression may be an instance of, each alternative kept apart
+        (a ``Val`` keeps one class per join): a factory returning one of several Datasets, a
+        wrapper's attribute (``LoadData(name).train``), a registry of classes
+        (``DATASETS[name](**kw)``), a tuple unpacked from a call, a parameter its callers fill."""
+        out: dict = {}
+        self._classes_into(ir, env, 0, out, set())
+        return list(out.values())
+
+    def _classes_into(self, ir, env, depth, out, seen) -> None:
+        if depth > 6 or not isinstance(ir, tuple) or not ir or len(out) > 32:
+            return
+        key = (id(ir), env.key)
+        if key in seen:
+            return
+        seen.add(key)
+        tag = ir[0]
+        if tag == "c":
+            self._called_classes(ir[1], env, depth, out, seen)
+        elif tag == "u":
+            for option in ir[1]:
+                self._classes_into(option, env, depth, out, seen)
+        elif tag == "n" and env.flow is not None:
+            for value in env.flow.locals.get(ir[1], ()):
+                self._classes_into(value, env, depth + 1, out, seen)
+        elif tag == "p" and env.fn is not None:
+            params = list(env.fn.fn.params)
+            for site_env, args, kwargs, _row, skip_self in self.call_sites(env.fn)[:16]:
+                found = _bind_arg(params[1:] if skip_self and params else params, ir[1], args, kwargs)
+                if isinstance(found, tuple):
+                    self._classes_into(found, site_env, depth + 1, out, seen)
+        elif tag in ("a", "s"):
+            owners = {}
+            if tag == "s":
+                if env.self_cls is not None:
+                    owners[env.self_cls.key] = env.self_cls
+            else:
+                self._classes_into(ir[1], env, depth + 1, owners, seen)
+            attr = ir[2] if tag == "a" else ir[1]
+            for cls in list(owners.values()):
+                for fn, write in self.attr_writes(cls, attr):
+                    if write[0] == "=":
+                        self._classes_into(write[1], Env(fn.file, fn, cls), depth + 1, out, seen)
+        elif tag == "e" and ir[2]:
+            i = ir[2][0]
+            for part in self._tuple_items(ir[1], env, depth, seen):
+                elts, part_env = part
+                if isinstance(i, int) and 0 <= i < len(elts):
+                    item = elts[i]
+                    self._classes_into(("e", item, ir[2][1:]) if len(ir[2]) > 1 else item, part_env, depth + 1, out, seen)
+
+    def _tuple_items(self, ir, env, depth, seen) -> list:
+        """[(element IRs, env)] of the tuple displays an expression may be (``a, b = f()``)."""
+        if not isinstance(ir, tuple) or not ir or depth > 6:
+            return []
+        if ir[0] == "L" and ir[1] in ("tuple", "list"):
+            return [(ir[2], env)]
+        if ir[0] == "n" and env.flow is not None:
+            return [p for value in env.flow.locals.get(ir[1], ()) for p in self._tuple_items(value, env, depth + 1, seen)]
+        if ir[0] == "c" and ir[1][:1] == ("g",):
+            with self.quietly():
+                callee = self.resolve(ir[1][1], env.facts.root)
+            if isinstance(callee, FuncRef) and callee.fn.flow is not None:
+                callee_env = Env(callee.file, callee, self.class_of(callee))
+                return [p for ret in callee.fn.flow.returns for p in self._tuple_items(ret, callee_env, depth + 1, seen)]
+        return []
+
+    def _called_classes(self, func, env, depth, out, seen) -> None:
+        """The classes a call of ``func`` may construct: the class itself, what a project
+        function returns, a class a local or a registry holds."""
+        if not isinstance(func, tuple) or not func:
+            return
+        tag = func[0]
+        if tag == "g":
+            found = self.resolve(func[1], env.facts.root)
+            if isinstance(found, ClassRef):
+                out.setdefault(found.key, found)
+            elif isinstance(found, FuncRef) and found.fn.flow is not None:
+                callee_env = Env(found.file, found, self.class_of(found))
+                for ret in found.fn.flow.returns:
+                    self._classes_into(ret, callee_env, depth + 1, out, seen)
+        elif tag == "u":
+            for option in func[1]:
+                self._called_classes(option, env, depth, out, seen)
+        elif tag == "n" and env.flow is not None:
+            for value in env.flow.locals.get(func[1], ()):
+                self._called_classes(value, env, depth + 1, out, seen)
+        elif tag == "i":
+            # ``REGISTRY[name](...)``: the classes a dict of classes holds
+            for values in self._dict_values(func[1], env, depth):
+                self._called_classes(values[0], values[1], depth + 1, out, seen)
+
+    def _dict_values(self, ir, env, depth) -> list:
+        """[(value IR, env)] of the dict displays an expression may be."""
+        if not isinstance(ir, tuple) or not ir or depth > 6:
+            return []
+        if ir[0] == "D":
+            return [(v, env) for _k, v in ir[1]]
+        if ir[0] == "n" and env.flow is not None:
+            return [p for value in env.flow.locals.get(ir[1], ()) for p in self._dict_values(value, env, depth + 1)]
+        if ir[0] == "g":
+            mod, _, name = ir[1].rpartition(".")
+            facts = self.module(mod, env.facts.root) if mod else None
+            if facts is not None and facts.flow is not None:
+                module_env = Env(facts, None, None)
+                return [p for value in facts.flow.locals.get(name, ()) for p in self._dict_values(value, module_env, depth + 1)]
+        return []
+
     def attr_paths(self, cls, attr: str) -> list:
         """[(FuncRef, Val, rebinds)]: what each method of the hierarchy leaves in ``self.<attr>``
         from its own writes; ``rebinds`` when one of them is an ``=`` (the method builds a value
