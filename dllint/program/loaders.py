@@ -10,8 +10,8 @@ from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
 from dllint.names import GET_CONTEXT, START_METHODS, canonical
-from dllint.program.values import Env
 from dllint.program.refs import ClassRef, FuncRef, Loader
+from dllint.program.values import Env
 
 
 class Loaders:
