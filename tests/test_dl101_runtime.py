@@ -85,6 +85,7 @@ CASES = {
     "dl101/positive_file_sets": [("fixed", "positive_file_sets", "ImageFolderSet(root)", "_image_fnames")],
     "dl101/shard_listings": [("fixed", "shard_listings", "Images(root + '/*.txt')", "paths")],
     "projects/dl101_value_links": [("fixed", "data", "Graphs(root)", "items")],
+    "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
 

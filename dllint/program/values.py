@@ -1342,6 +1342,10 @@ class Values:
             if inner is not None and inner.size in (DATA, LOAD):
                 return val("int", size=inner.size, why=inner.why)
             if inner is not None and inner.has("instance") and inner.cls is not None and self.is_dataset(inner.cls):
+                length = self.find_method(inner.cls, "__len__")
+                returns = length.fn.flow.returns if length is not None and length.fn.flow is not None else ()
+                if returns and all(r[0] == "k" and type(r[1]) is int for r in returns):
+                    return val("int", size=BOUNDED)  # ``__len__`` returns a constant of the code
                 # the number of samples of a Dataset (a wrapper's `range(len(self.dataset))`)
                 return val("int", size=DATA, why=((f"the length of `{inner.cls.cls.name}`", *where),))
             measured = self._samples_measured(args, env)
