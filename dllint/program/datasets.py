@@ -100,7 +100,7 @@ class SampleUses:
                         walked = ir[3][:1]
                     else:
                         continue
-                    source = _walked_attr(walked[0]) if walked else None
+                    source = _walked(walked[0], "s") if walked else None
                     if source is not None and source in measured and source != attr and not self._membership_tested(ref, attr):
                         out[attr] = (source, fn.fn.name, w[2])
                         break
@@ -113,7 +113,7 @@ class SampleUses:
         ``results += json.load(f)``). One entry per shard file, not per sample."""
         for fn in self.hierarchy_methods(ref):
             flow = fn.fn.flow
-            if _extends_per_element(flow, lambda it: _walked_attr(it) == attr):
+            if _extends_per_element(flow, lambda it: _walked(it, "s") == attr):
                 return True
             for kind, target, args, kwargs, _row in flow.calls:
                 if kind != "ref":
@@ -128,7 +128,7 @@ class SampleUses:
                     continue
                 params = list(callee.fn.params)
                 names = {params[i] for i in positions if i < len(params)} | keywords
-                if _extends_per_element(callee.fn.flow, lambda it: _walked_param(it) in names):
+                if _extends_per_element(callee.fn.flow, lambda it: _walked(it, "p") in names):
                     return True
         return False
 
@@ -330,18 +330,12 @@ def _extends_per_element(flow, walks) -> bool:
     return False
 
 
-def _walked_param(loop) -> str | None:
+def _walked(loop, tag: str) -> str | None:
+    """The attribute (``tag`` "s") or parameter ("p") a loop walks: ``self.anns``,
+    ``enumerate(self.anns)``, ``tqdm(self.anns)``, ``zip(self.anns, ...)`` (its first iterable)."""
     if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip") and loop[2]:
         loop = loop[2][0]
-    return loop[1] if loop[0] == "p" else None
-
-
-def _walked_attr(loop) -> str | None:
-    """The attribute a loop walks: ``self.anns``, ``enumerate(self.anns)``, ``tqdm(self.anns)``,
-    ``zip(self.anns, ...)`` (its first iterable)."""
-    if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip") and loop[2]:
-        loop = loop[2][0]
-    return loop[1] if loop[0] == "s" else None
+    return loop[1] if loop[0] == tag else None
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
 # calls that take a path or a string: a table cell passed to one is a str, so its column is an

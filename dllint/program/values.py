@@ -693,12 +693,7 @@ class Values:
             if kind == "local":
                 # a local holding a class or a function: each project one its assignments name
                 flow = fnref.fn.flow if fnref is not None else facts.flow
-                out = []
-                for ir in flow.locals.get(target, ()) if flow is not None else ():
-                    for option in ir[1] if ir[0] == "u" else (ir,):
-                        if option[0] == "g":
-                            out.extend(self._callees("ref", option[1], facts, fnref, self_cls))
-                return out
+                return [c for name in local_names(flow, target) for c in self._callees("ref", name, facts, fnref, self_cls)]
             if self_cls is None:
                 return []
             if kind == "self":
@@ -1728,6 +1723,14 @@ def _number(a: Val, b: Val, op: str = "+") -> Val:
     if a.kinds <= {"int", "float", "bool"} and b.kinds <= {"int", "float", "bool"}:
         return val("float", size=size, why=a.why or b.why)
     return val("int", "float", size=size, why=a.why or b.why)
+
+
+def local_names(flow, name: str) -> list[str]:
+    """The global names a local's assignments bind it to (``dataset_cls = A if lazy else B``:
+    A and B): what a call of the local (flow call kind "local") may call."""
+    if flow is None:
+        return []
+    return [o[1] for ir in flow.locals.get(name, ()) for o in (ir[1] if ir[0] == "u" else (ir,)) if o[0] == "g"]
 
 
 # sources whose entries are distinct already: a set of them has one entry per file or key
