@@ -363,6 +363,7 @@ class CopyOnReadContainer(Rule):
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         follows = [f"one entry per element of `self.{src}`, the samples" for how, src, _row in raw_uses if how == "follows"]
         size = value.size
+        nested = size == BOUNDED and _nested_data(value)  # {split: [every file of the split]}
         if size == DATA:
             grows = True
         elif size == LOAD:
@@ -374,8 +375,8 @@ class CopyOnReadContainer(Rule):
             grows = (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
-        elif size == BOUNDED and _nested_data(value):
-            grows = True  # {split: [every file of the split]}: a few keys, each holding the data
+        elif nested:
+            grows = True  # a few keys, each holding the data
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
@@ -392,7 +393,6 @@ class CopyOnReadContainer(Rule):
         elem = _elem_words(value)
         article = "an" if ctype[0] in "aeiou" else "a"
         what = f"{article} {ctype} of {elem}" if elem and ctype not in ("dict", "dict/list of records") else f"{article} {ctype}"
-        nested = size == BOUNDED and _nested_data(value)
         if nested:
             inner = "lists" if value.elem.has("list") else "dicts" if value.elem.has("dict") else "containers"
             what = f"{article} {ctype} of {inner}"
