@@ -799,24 +799,19 @@ class FileContext:
         a name, too). Assignments in branches around ``use``, and those whose statement is
         unknown, are kept."""
         blocks = {}  # id(body list) -> index of the statement on the path to ``use``
+        loops = set()  # the loops around ``use`` in its scope: a later assignment inside one reaches it
         node = use
         parent = self.parent(node)
-        while parent is not None and not isinstance(parent, SCOPE_TYPES + (ast.Module,)):
+        while parent is not None:
             if isinstance(node, ast.stmt):
                 for body in _bodies(parent):
                     if node in body:
                         blocks[id(body)] = body.index(node)
-            node, parent = parent, self.parent(parent)
-        if isinstance(node, ast.stmt) and parent is not None:
-            for body in _bodies(parent):
-                if node in body:
-                    blocks[id(body)] = body.index(node)
-        loops = set()  # the loops around ``use`` in its scope: a later assignment inside one reaches it
-        for anc in self.ancestors(use):
-            if isinstance(anc, SCOPE_TYPES + (ast.Module,)):
+            if isinstance(parent, SCOPE_TYPES + (ast.Module,)):
                 break
-            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
-                loops.add(id(anc))
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+                loops.add(id(parent))
+            node, parent = parent, self.parent(parent)
         here = self._statement_of(use)
         where = (here.lineno, here.col_offset) if here is not None else (0, 0)
 
@@ -825,10 +820,10 @@ class FileContext:
                 return True
             return any(id(a) in loops for a in self.ancestors(stmt))
 
-        values = [v for v in values if may_reach(self._statement_of(v))]
+        pairs = [(v, self._statement_of(v)) for v in values]
+        pairs = [(v, stmt) for v, stmt in pairs if may_reach(stmt)]
         killer = None
-        for v in values:
-            stmt = self._statement_of(v)
+        for _v, stmt in pairs:
             if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 continue
             holder = self.parent(stmt)
@@ -838,13 +833,8 @@ class FileContext:
                     if killer is None or (stmt.lineno, stmt.col_offset) > (killer.lineno, killer.col_offset):
                         killer = stmt
         if killer is None:
-            return values
-        keep = []
-        for v in values:
-            stmt = self._statement_of(v)
-            if stmt is None or (stmt.lineno, stmt.col_offset) >= (killer.lineno, killer.col_offset):
-                keep.append(v)
-        return keep
+            return [v for v, _stmt in pairs]
+        return [v for v, stmt in pairs if stmt is None or (stmt.lineno, stmt.col_offset) >= (killer.lineno, killer.col_offset)]
 
     def _statement_of(self, node) -> ast.stmt | None:
         while node is not None and not isinstance(node, ast.stmt):
