@@ -511,7 +511,10 @@ class Engine:
         width = len(hashes) // max(len(paths), 1)
         if len(old_hashes) != len(hashes) or width * len(paths) != len(hashes):
             return None
-        edited = [i for i in range(len(paths)) if hashes[i * width : (i + 1) * width] != old_hashes[i * width : (i + 1) * width]]
+        def part(h: bytes, i: int) -> bytes:  # file i's content hash
+            return h[i * width : (i + 1) * width]
+
+        edited = [i for i in range(len(paths)) if part(hashes, i) != part(old_hashes, i)]
         if not edited or len(edited) > MAX_CUTOFF_FILES:
             return None
         analysed_set, read_set = set(analysed_at), set(read_at)
@@ -520,10 +523,10 @@ class Engine:
         for i in edited:
             path = paths[i]
             blob = self._read_into(path, data, entries, read_errors)
-            if blob is None or content_hash(blob) != hashes[i * width : (i + 1) * width]:
+            if blob is None or content_hash(blob) != part(hashes, i):
                 return None
             mn = names[path]
-            old = cache.load_facts(cache.facts_key(old_hashes[i * width : (i + 1) * width], path, mn.module, mn.root, mn.is_package))
+            old = cache.load_facts(cache.facts_key(part(old_hashes, i), path, mn.module, mn.root, mn.is_package))
             if old is None or old.path != path:
                 return None
             fresh = self.store.compute([(path, mn.module, mn.root, mn.is_package, blob)])[path]
