@@ -20,7 +20,7 @@ from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import NameTest, Triggers, content_hash, scan_job
+from dllint.prefilter import NameTest, Triggers, WorkerWords, content_hash, scan_job
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
 from dllint.program.plan import demands
@@ -28,6 +28,7 @@ from dllint.project import Project
 from dllint.rules import all_rules
 from dllint.workers import init_worker
 
+WORKER_WORDS = WorkerWords()
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets", b"DataBase")
 PARALLEL_THRESHOLD = 8
 SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
@@ -229,6 +230,11 @@ class Engine:
         # files that use them by name (dllint/program/plan.py, ``focus``); the project's other
         # notebooks are not read
         seeded = self.prefilter and bool(target_set) and target_set <= explicit | set(overlay)
+        # whether any project file's code names DataLoader workers (the model's
+        # ``never_starts_workers``); a project naming none is analysed whole even from a named
+        # file, so that a named file's findings are those of the whole run
+        names_workers = any(self._matches(p, WORKER_WORDS, WORKER_WORDS.key, data, entries, read_errors) for p in paths)
+        seeded = seeded and names_workers
         if seeded:
             for path in [p for p in data if p.endswith(".ipynb") and p not in target_set]:
                 del data[path]
@@ -312,6 +318,7 @@ class Engine:
             converged = False
             for _ in range(MAX_ROUNDS):
                 index = ProgramModel(facts, self.settings, layout)
+                index.project_names_workers = names_workers
                 new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors, focus) if not _is_stub(p, explicit)}
                 new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
                 if not new:
@@ -320,6 +327,7 @@ class Engine:
                 facts.update(compute(new))
             else:
                 index = ProgramModel(facts, self.settings, layout)
+                index.project_names_workers = names_workers
             if plan_key is not None:
                 cache.store_plan(plan_key, list(facts))
         finally:

@@ -89,6 +89,28 @@ def scan_job(args) -> list[tuple[str, bytes, bool]]:
     return out
 
 
+def names_workers(data: bytes) -> bool:
+    """Whether a file's code names DataLoader workers at all: a code word (``code_words``) with
+    ``worker`` in it (``num_workers``, ``args.workers``, ``"workers_per_gpu"``, ``worker_init_fn``).
+    A file that does not compile: any ``worker`` in its bytes. One function of the bytes, whether
+    the file is parsed (its facts carry the answer, ``names_workers``) or not (the engine asks)."""
+    if b"orker" not in data and b"ORKER" not in data:
+        return False
+    words = code_words(data)
+    if words is None:
+        return True
+    return "worker" in words.lower()
+
+
+class WorkerWords:
+    """``names_workers`` as a pre-filter test (its verdict is cached per content hash)."""
+
+    key = hashlib.blake2b(b"names_workers v1", digest_size=8).digest()
+
+    def __call__(self, data: bytes) -> bool:
+        return names_workers(data)
+
+
 class NameTest:
     """Whether a file mentions one of ``names`` as a whole word (a project class or function), and,
     when the names come with module words (``{"Images": {"pkg", "data"}}``), one of that name's

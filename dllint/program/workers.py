@@ -12,6 +12,7 @@ with which loaders, so rules can tell the start methods the code meets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from dllint.names import WORKER_ENTRY_METHODS, canonical
 from dllint.program.refs import ClassRef, FuncRef
@@ -220,12 +221,26 @@ class Workers:
                         return True
         return False
 
+    @cached_property
+    def never_starts_workers(self) -> bool:
+        """The project never starts DataLoader workers: it builds loaders, every one of them with
+        ``num_workers`` left at its default 0, and no project file's code names workers at all (no
+        ``num_workers`` keyword, variable, option, config key or ``worker_init_fn``; parsed or
+        not). Then a Dataset that reaches its loaders unseen (unpickled, built by a registry) runs
+        in the main process too. Only a whole-project view can say so: the engine analyses such a
+        project whole even from a named file."""
+        if self.project_names_workers or not self.loaders:
+            return False
+        return all(ld.workers == "no" for ld in self.loaders)
+
     def dataset_use(self, ref: ClassRef) -> Use | None:
         """How a Dataset class runs in workers; None when every loader using it has no workers."""
         loaders = self.deciding_loaders(ref)
         active = [ld for ld in loaders if ld.may_start_workers]
         if loaders and not active:
             return None  # every loader using it runs in the main process
+        if not loaders and self.never_starts_workers:
+            return None
         return Use(f"dataset `{ref.cls.name}`", ref.key, active, not loaders)
 
     def worker_uses(self) -> dict[tuple[str, str], list[Use]]:

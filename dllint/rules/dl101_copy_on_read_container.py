@@ -142,7 +142,10 @@ class CopyOnReadContainer(Rule):
             dataset registry (`@DATASETS.register_module()`) that serve samples count as Datasets
             even without a Dataset base. A class defined in an entry script (one with
             `if __name__ == "__main__":`) that no project file imports and no loader uses is indexed
-            by that script in its own process: quiet. Records loaded
+            by that script in its own process: quiet. So is a Dataset in a project that never
+            starts workers: its loaders all keep `num_workers` at the default 0 and no file's code
+            names workers at all (no `num_workers`, `--workers` option or `workers_per_gpu` key),
+            even when the class reaches them unseen (unpickled). Records loaded
             from json / pickle / yaml (which may be a configuration) count only with the structural
             evidence above.
             """,
@@ -332,8 +335,8 @@ class CopyOnReadContainer(Rule):
         loaders = model.deciding_loaders(ref)
         if not loaders:
             # no loader in sight: judged as the common case (workers, fork), unless an entry script
-            # that nothing imports keeps the class to itself
-            return model.script_only(ref)
+            # that nothing imports keeps the class to itself, or the project never starts workers
+            return model.script_only(ref) or model.never_starts_workers
         active = [ld for ld in loaders if ld.may_start_workers]
         if not active:
             return True
