@@ -74,13 +74,20 @@ def _class_key(name: str) -> str:
     return name.split(".<locals>.")[-1]
 
 
+def _chosen(args, name: str) -> bool:
+    """Whether ``--only`` / ``--skip`` (comma-separated name parts) keep ``name``."""
+    only = [w for w in args.only.split(",") if w]
+    skip = [w for w in args.skip.split(",") if w]
+    return (not only or any(w in name for w in only)) and not any(w in name for w in skip)
+
+
 def score_dl101(args) -> int:
     repos = load_dl101(args.split)
     total = defaultdict(int)
     lines = []
     misses, falses, unlabeled = [], [], []
     for repo, entry in sorted(repos.items()):
-        if args.only and args.only not in repo:
+        if not _chosen(args, repo):
             continue
         root = os.path.join(args.repos, repo.replace("/", "+"))
         if not os.path.isdir(root):
@@ -183,7 +190,7 @@ def score_hazards(args) -> int:
     misses, falses = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name, rows in snippets.items():
-            if args.only and args.only not in name:
+            if not _chosen(args, name):
                 continue
             work = os.path.join(tmp, name[:-3])
             os.makedirs(os.path.join(work, ".git"))
@@ -236,7 +243,8 @@ def main(argv=None) -> int:
     parser.add_argument("--split", default="dev", choices=("dev", "holdout", "all"))
     parser.add_argument("--repos", default="/work/repos")
     parser.add_argument("--show", type=int, default=30, help="how many misses / false reports to list")
-    parser.add_argument("--only", default="", help="score only repositories (or snippets) whose name contains this")
+    parser.add_argument("--only", default="", help="score only repositories (or snippets) whose name contains one of these (comma-separated)")
+    parser.add_argument("--skip", default="", help="leave out repositories (or snippets) whose name contains one of these (comma-separated)")
     args = parser.parse_args(argv)
     return score_dl101(args) if args.corpus == "dl101" else score_hazards(args)
 
