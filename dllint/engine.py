@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from dllint.config import ALWAYS_REPORTED, Settings
-from dllint.discover import discover
+from dllint.discover import ModuleName, discover
 from dllint.facts.extract import extract
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
@@ -233,7 +233,9 @@ class Engine:
         # whether any project file's code names DataLoader workers (the model's
         # ``never_starts_workers``); a project naming none is analysed whole even from a named
         # file, so that a named file's findings are those of the whole run
-        names_workers = any(self._matches(p, WORKER_WORDS, WORKER_WORDS.key, data, entries, read_errors) for p in paths)
+        names_workers = any(
+            self._matches(p, WORKER_WORDS, WORKER_WORDS.key, data, entries, read_errors) for p in paths if p not in oversized
+        )
         seeded = seeded and names_workers
         if seeded:
             for path in [p for p in data if p.endswith(".ipynb") and p not in target_set]:
@@ -284,8 +286,12 @@ class Engine:
 
         def compute(selected) -> dict[str, FileFacts]:
             if cache is None:
-                return self.store.compute(items(selected))
-            return self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
+                out = self.store.compute(items(selected))
+            else:
+                out = self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
+            for path, found in out.items():  # a module of namespace packages its path cannot show
+                layout.rename(path, ModuleName(found.module, found.root, found.is_package))
+            return out
 
         try:
             if seeded:

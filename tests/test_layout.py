@@ -154,6 +154,34 @@ def test_namespace_package_modules_resolve(tmp_path):
     assert "train.py:5:14: DL301" in out and "= hazards: DL201 src/ns/vision/data.py:9" in out, out
 
 
+def test_relative_imports_name_a_module_of_namespace_packages(tmp_path):
+    """`lib/pkg/` and `lib/pkg/sub/` have no __init__.py: `from ..base import X` in
+    `lib/pkg/sub/m.py` runs only as `pkg.sub.m` (rooted at `lib`), so `..base` is
+    `lib/pkg/base.py` and the CUDA call in its Dataset reaches the loader's workers."""
+    from dllint.facts.extract import namespace_name
+    import ast
+
+    text = "from ..base import Images\n"
+    m = str(tmp_path / "lib/pkg/sub/m.py")
+    sub = str(tmp_path / "lib/pkg/sub")
+    assert namespace_name(m, "m", sub, False, text, ast.parse(text)) == ("pkg.sub.m", str(tmp_path / "lib"))
+    plain = "from base import Images\n"
+    assert namespace_name(m, "m", sub, False, plain, ast.parse(plain)) == ("m", sub)
+    doc = '"""\nfrom ..base import Images (an example)\n"""\n'
+    assert namespace_name(m, "m", sub, False, doc, ast.parse(doc)) == ("m", sub)  # prose, not an import
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "lib/pkg/base.py": CUDA_DATA,
+            "lib/pkg/sub/m.py": "from ..base import Images\n\n\nclass Coco(Images):\n    pass\n",
+            "train.py": TRAIN.replace("from data import Images", "import sys\n    sys.path.insert(0, 'lib')\n    from pkg.sub.m import Coco as Images"),
+        },
+    )
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "--output-format", "full", "train.py"])
+    assert "train.py:7:14: DL301" in out and "= hazards: DL201 lib/pkg/base.py:9" in out, out
+
+
 def test_a_namespace_package_spread_over_two_roots_is_merged(tmp_path):
     write(
         tmp_path,

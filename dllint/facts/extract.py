@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import sys
 import tokenize
@@ -112,6 +113,9 @@ def extract(
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
+        if "from ." in text:
+            module, root = namespace_name(path, module, root, is_package, text, tree)
+            facts.module, facts.root = module, root
         ctx = FileContext(path, module, text, tree, is_package)
         _core_facts(ctx, facts, loader_classes)
         if names_workers(data):  # the same answer the engine gives for a file it does not parse
@@ -125,6 +129,37 @@ def extract(
     finally:
         sys.setrecursionlimit(old_limit)
     return facts
+
+
+# ---------------------------------------------------------------------------- module name
+
+_RELATIVE = re.compile(r"^[ \t]*from[ \t]+(\.+)", re.M)
+
+
+def namespace_name(path: str, module: str, root: str, is_package: bool, text: str, tree) -> tuple[str, str]:
+    """(module, root) of a file whose relative imports reach above the packages its path shows:
+    ``from ..generic_dataset import Base`` in ``lib/dataset/datasets/coco.py`` where neither
+    folder has an ``__init__.py`` runs only as a module of namespace packages, at least
+    ``dataset.datasets.coco`` (the importer put ``lib`` on ``sys.path``). The module is named
+    with as many folders as its deepest relative import needs; without such imports, or when a
+    folder is not a name, the path's answer stands."""
+    quick = max((len(m) for m in _RELATIVE.findall(text)), default=0)
+    package = module if is_package else module.rpartition(".")[0]
+    depth = len(package.split(".")) if package else 0
+    if quick <= depth:
+        return module, root
+    need = max((n.level for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)), default=0)
+    if need <= depth:
+        return module, root
+    parts = module.split(".")
+    cur = root
+    for _ in range(need - depth):
+        parent, name = os.path.split(cur)
+        if not name.isidentifier() or parent == cur:
+            return module, root
+        parts.insert(0, name)
+        cur = parent
+    return ".".join(parts), cur
 
 
 # ---------------------------------------------------------------------------- core facts

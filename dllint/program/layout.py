@@ -14,6 +14,11 @@ package wins, and namespace packages (folders without ``__init__.py``) are merge
 the interpreter merges them. When no root holds it, a module that exactly one project file
 provides is taken (scripts run with a changed ``sys.path``); two or more candidates with nothing to
 choose between them are ``AMBIGUOUS``, and nothing that depends on the answer is reported.
+
+**A module's name** comes from its path (the folders with ``__init__.py`` above it), unless its
+own relative imports reach higher: ``from ..base import X`` in ``lib/pkg/sub/m.py`` without any
+``__init__.py`` runs only as ``pkg.sub.m`` of namespace packages rooted at ``lib``
+(dllint/facts/extract.py ``namespace_name``; the engine renames the file once its facts say so).
 """
 
 from __future__ import annotations
@@ -107,6 +112,14 @@ class Layout:
         if found is None:
             found = self._names[path] = module_name(path)
         return found
+
+    def rename(self, path: str, name: ModuleName) -> None:
+        """The module name a file's own code shows (dllint/facts/extract.py ``namespace_name``:
+        relative imports above the packages its path shows)."""
+        if self.name(path) != name:
+            self._names[path] = name
+            self._by_module = None
+            self._find_memo.clear()
 
     def add(self, path: str) -> None:
         if path not in self.files:
