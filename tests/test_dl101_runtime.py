@@ -30,6 +30,11 @@ yaml = pytest.importorskip("yaml")
 # fixture -> [(golden kind, module to import, Dataset expression with `root` bound, attribute)]
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
+    "dl101/value_shapes_more": [
+        ("fixed", "value_shapes_more", "DefaultDataset(root)", "groups"),
+        ("fixed", "value_shapes_more", "OxfordPet(root)", "filenames"),
+    ],
+    "dl101/property_setter": [("fixed", "property_setter", "F0Dataset(load_samples(root))", "samples")],
     "dl101/positive_listdir": [("fixed", "positive_listdir", "Folder(root)", "files")],
     "dl101/positive_readlines": [("fixed", "positive_readlines", "ListFile(root, 'list.lst')", "names")],
     "dl101/positive_make_dataset": [("fixed", "positive_make_dataset", "ImageFolder(root)", "samples")],
@@ -85,6 +90,8 @@ CASES = {
     "dl101/positive_file_sets": [("fixed", "positive_file_sets", "ImageFolderSet(root)", "_image_fnames")],
     "dl101/shard_listings": [("fixed", "shard_listings", "Images(root + '/*.txt')", "paths")],
     "projects/dl101_value_links": [("fixed", "data", "Graphs(root)", "items")],
+    "projects/dl101_duck_typed_base": [("fixed", "ocr.datasets.funsd", "FUNSD(root)", "data")],
+    "projects/dl101_unseen_workers": [("fixed", "data.graphs", "GraphsDGL(root)", "graph_lists"), ("fixed", "data.graphs", "GraphsDGL(root)", "labels")],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
 }
@@ -97,6 +104,8 @@ NOT_RUNNABLE = {
     "dl101/positive_one_per_element": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
     "dl101/length_not_carried": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
     "dl101/positive_library_sources": "needs pandas, lmdb, h5py and iopath (its fixes are unsafe)",
+    "dl101/instance_helper": "needs a torch cache file of per-image labels and shapes (its fixes are unsafe)",
+    "dl101/nested_helper": "needs scipy and a MATLAB annotation file (its fixes are unsafe)",
 }
 
 RUNNER = r"""

@@ -44,8 +44,15 @@ class Loaders:
                     if not self.is_loader_class(call.callee, facts.root):
                         continue
                     for ref in self._dataset_refs(facts, call)[0]:
-                        if self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__"):
+                        serves = self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__")
+                        if serves:
                             keys.add(ref.key)
+                            # the project base that serves the samples (a duck-typed base with
+                            # ``__getitem__``, not a torch Dataset): its other subclasses are
+                            # Datasets too (``datasets.__dict__[name](...)`` builds them)
+                            base = self.class_of(serves)
+                            if base is not None:
+                                keys.add(base.key)
         return keys
 
     def _dataset_refs(self, facts: FileFacts, call: LoaderCall) -> tuple[list[ClassRef], list[str]]:
@@ -61,9 +68,10 @@ class Loaders:
                     project.append(found)
                 elif isinstance(found, str):
                     external.append(found)
-            elif alt.kind == "param" and alt.ref:
+            elif alt.kind == "param" and alt.ref and call.args_ir.get("dataset") != ("self",):
                 project.extend(self._passed_datasets(facts, call.scope, alt.ref))
-            elif (alt.kind == "unknown" or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
+            elif (alt.kind in ("unknown", "param") or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
+                # (``DataLoader(dataset=self)`` in a method: the class's own instances)
                 # a wrapper's attribute, a registry, a factory's result: the values model follows it
                 fn = facts.functions.get(call.scope)
                 fnref = self._funcref(facts, fn) if fn is not None else None

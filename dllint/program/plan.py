@@ -73,6 +73,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             for fn in facts.functions.values():
                 if fn.cls is None and not fn.nested:
                     names.setdefault(fn.name, set()).update(words)
+        _serving_siblings(model, focus, names)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
@@ -93,6 +94,33 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             if starts_workers:
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
+
+
+def _serving_siblings(model, focus: frozenset[str], names: dict) -> None:
+    """A named file's class that is not a Dataset by its own bases but derives from a project
+    class serving samples (``__getitem__`` / ``__iter__``, duck-typed): it is a Dataset when a
+    loader is given a sibling deriving from that base (dllint/program/loaders.py). So the files
+    naming the base (the siblings) are wanted, then the files naming a sibling (where a loader
+    may be given one)."""
+    with model.quietly():
+        bases = set()
+        for path in focus:
+            facts = model.files.get(path)
+            if facts is None:
+                continue
+            for cls in facts.classes.values():
+                ref = ClassRef(facts, cls)
+                if cls.local or model.is_dataset(ref):
+                    continue
+                for base in model.mro(ref)[1:]:
+                    if "__getitem__" in base.cls.methods or "__iter__" in base.cls.methods:
+                        bases.add(base.key)
+                        names.setdefault(base.cls.name, set()).update(_module_words(base.file.module))
+        if not bases:
+            return
+        for ref in model.classes():
+            if ref.key not in bases and not ref.cls.local and any(b.key in bases for b in model.mro(ref)[1:]):
+                names.setdefault(ref.cls.name, set()).update(_module_words(ref.file.module))
 
 
 FOCUS_CALL_DEPTH = 2
