@@ -102,6 +102,18 @@ class Flow:
     sites: tuple = ()
 
 
+def instance_helper(fn) -> bool:
+    """A module-level function written to take a class's instance first (``def load_image(self,
+    index):`` called as ``load_image(self, index)`` from ``__getitem__``): its ``self.x`` reads
+    are recorded as a method's are (the model binds them to the caller's class)."""
+    node = fn.node
+    parent = fn.scope.parent
+    if fn.cls is not None or parent is None or parent.kind != "module" or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    first = (node.args.posonlyargs + node.args.args)[:1]
+    return bool(first) and first[0].arg == "self"
+
+
 class FlowBuilder:
     """Builds the Flow of one function body (or of the module body when ``fn`` is None)."""
 
@@ -109,6 +121,8 @@ class FlowBuilder:
         self.ctx = ctx
         self.fn = fn
         self.self_name = fn.self_name if fn is not None else None
+        if fn is not None and self.self_name is None and instance_helper(fn):
+            self.self_name = "self"
         self.flow = Flow()
         self._locals: dict[str, list] = {}
         self._muts: dict[str, list] = {}

@@ -35,7 +35,7 @@ class SampleUses:
                     if attr is not None:
                         out.setdefault(attr, []).append(("len", "__len__", length.fn.span.row))
         member = self.in_hierarchy(ref)
-        worker = [f for f, _ in self.worker_functions(ref).values() if member(f)]
+        worker = [f for f, _ in self.worker_functions(ref).values() if member(f) or _instance_helper(f)]
         tainted = self._index_params(ref, worker)
         for fn in worker:
             flow = fn.fn.flow
@@ -216,9 +216,17 @@ class SampleUses:
                     continue
                 local_taint = _tainted_locals(f.fn.flow, params)
                 for kind, target, args, kwargs, _row in f.fn.flow.calls:
-                    if kind != "self":
+                    if kind == "self":
+                        callee = self.find_method(ref, target)
+                    elif kind == "ref" and args[:1] == (("self",),):
+                        # ``load_image(self, index)``: a module-level helper given the instance
+                        with self.quietly():
+                            callee = self.resolve(target, f.file.root)
+                        if not isinstance(callee, FuncRef) or callee.key not in keys or not _instance_helper(callee):
+                            continue
+                        args = args[1:]
+                    else:
                         continue
-                    callee = self.find_method(ref, target)
                     if callee is None or callee.fn.flow is None:
                         continue
                     cparams = list(callee.fn.params[1:])
@@ -233,6 +241,11 @@ class SampleUses:
                         out.setdefault(callee.key, set()).update(hit)
                         changed = True
         return out
+
+
+def _instance_helper(fn: FuncRef) -> bool:
+    """A module-level function taking the instance first (dllint/facts/flow.py ``instance_helper``)."""
+    return fn.fn.cls is None and not fn.fn.nested and fn.fn.params[:1] == ("self",)
 
 
 def _measured(ir, fn, model, ref, depth) -> set[str]:
