@@ -168,6 +168,19 @@ def module_package(module: str, is_package: bool) -> str:
     return module.rpartition(".")[0]
 
 
+def _property_accessor(node) -> str | None:
+    """``setter`` / ``deleter`` for a method decorated ``@<its name>.setter`` (or ``.deleter``)."""
+    for dec in node.decorator_list:
+        if (
+            isinstance(dec, ast.Attribute)
+            and dec.attr in ("setter", "deleter")
+            and isinstance(dec.value, ast.Name)
+            and dec.value.id == node.name
+        ):
+            return dec.attr
+    return None
+
+
 def resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str | None:
     if level == 0:
         return name
@@ -290,7 +303,13 @@ class FileContext:
 
     def _visit_def(self, node, parent, scope) -> list:
         qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
-        self._bind(scope, node.name, Binding("def", qual))
+        accessor = _property_accessor(node) if scope.kind == "class" else None
+        if accessor is not None:
+            # ``@samples.setter def samples(...)``: the property keeps its getter under the name;
+            # the setter is the class's method ``samples.setter``
+            qual = f"{qual}.{accessor}"
+        else:
+            self._bind(scope, node.name, Binding("def", qual))
         children = [(dec, node, scope) for dec in node.decorator_list]
         self._visit_args_defaults(node.args, node, scope, children)
         if node.returns is not None:
@@ -301,7 +320,7 @@ class FileContext:
         self._bind_params(fscope, node.args)
         self_name = None
         if cls_info is not None:
-            cls_info.methods[node.name] = node
+            cls_info.methods[node.name if accessor is None else f"{node.name}.{accessor}"] = node
             decos = {self._decorator_name(d) for d in node.decorator_list}
             if "staticmethod" not in decos and "classmethod" not in decos:
                 all_args = node.args.posonlyargs + node.args.args

@@ -444,6 +444,9 @@ class Values:
                 for fn, write in self.attr_writes(cls, attr):
                     if write[0] == "=":
                         self._classes_into(write[1], Env(fn.file, fn, cls), depth + 1, out, seen)
+        elif tag == "self" and env.self_cls is not None:
+            # ``DataLoader(dataset=self, ...)`` in a method: the class's own instances
+            out.setdefault(env.self_cls.key, env.self_cls)
         elif tag == "e" and ir[2]:
             i = ir[2][0]
             for part in self._tuple_items(ir[1], env, depth, seen):
@@ -1135,6 +1138,11 @@ class Values:
                 return self._call_function(method, args, kwargs, env, depth, env.self_cls)
             stored = self.attr_value(env.self_cls, func[1])
             return self._call_value(stored, args, kwargs, env, depth, where)
+        if tag == "fn":
+            # a function defined inside this one (``def _extract(key): ... return data``)
+            fn = env.facts.functions.get(func[1])
+            if fn is not None and fn.flow is not None:
+                return self._call_function(self._funcref(env.facts, fn), args, kwargs, env, depth, None)
         callee = self._eval(func, env, depth)
         return self._call_value(callee, args, kwargs, env, depth, where)
 
@@ -1367,11 +1375,15 @@ class Values:
             elem = element_of(inner) if qual != "builtins.map" else UNKNOWN
             if qual == "itertools.chain.from_iterable":
                 elem = element_of(element_of(inner))
+                # as long as all the chained iterables together: a few lists of every file
+                size, why = _max_size([inner, element_of(inner)])
+                return Val(frozenset({"iterator"}), elem=elem, size=size, why=why)
             return Val(frozenset({"iterator"}), elem=elem, size=inner.size, why=inner.why)
         if qual == "itertools.chain":
             parts = [self._eval(a[1] if a[0] == "*" else a, env, depth) for a in args]
             elems = [element_of(element_of(p)) if a[0] == "*" else element_of(p) for a, p in zip(args, parts)]
-            size, why = _max_size(parts)
+            # ``chain(*lists)``: as long as the lists it chains together
+            size, why = _max_size([*parts, *(element_of(p) for a, p in zip(args, parts) if a[0] == "*")])
             return Val(frozenset({"iterator"}), elem=join_all(elems), size=size, why=why)
         if qual in ("builtins.dict", "collections.OrderedDict", "collections.defaultdict"):
             if qual == "collections.defaultdict":
@@ -1550,6 +1562,9 @@ class Values:
             if method in STR_METHODS or method.startswith(("is", "start", "end")):
                 if method.startswith(("is", "startswith", "endswith")):
                     return val("bool", size=BOUNDED)
+                if method in ("strip", "rstrip", "lstrip", "lower") and recv.detail == "content":
+                    # ``f.read().strip("\n").split("\n")``: still the whole content of the file
+                    return val("str", size=recv.size, detail=recv.detail, why=recv.why)
                 return val("str", size=BOUNDED, detail=recv.detail if method in ("strip", "rstrip", "lstrip", "lower") else "")
         if recv.has("bytes") and not recv.has("str"):
             if method == "decode":
@@ -1694,7 +1709,10 @@ class Values:
                 inner_how = how.split("-", 1)[1]
                 v = Val(frozenset({"list" if inner_how == "append" else "set" if inner_how == "add" else "list"}), elem=v, size=loop_size if loops else BOUNDED, why=loop_why)
             if kinds & {"list", "ndarray", "tensor"} and "dict" not in kinds:
-                return current  # x[i] = v on a list keeps its length
+                if "list" in kinds and not how.startswith("setitem-"):
+                    # x[i] = v on a list keeps its length; v is one of its elements now
+                    return join(current, Val(frozenset({"list"}), elem=v, size=EMPTY))
+                return current
             size = loop_size if loops else BOUNDED
             why = loop_why if loops else ()
             if isinstance(ir, tuple) and ir[0] == "kv" and isinstance(ir[1], tuple) and ir[1][:1] == ("k",):

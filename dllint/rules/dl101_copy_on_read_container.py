@@ -19,7 +19,7 @@ from dllint.codegen.edits import line_edits
 from dllint.fixes.compact import convert_in_init
 from dllint.model import Diagnostic, Fix, Span
 from dllint.program.refs import FuncRef
-from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env, replaced
+from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env, is_property, replaced
 from dllint.rules.base import Rule
 from dllint.textutil import display_path
 
@@ -99,7 +99,8 @@ class CopyOnReadContainer(Rule):
               argument nobody in the project passes) but it is known to be a Python container
               (built with `list(...)`, a comprehension, a parameter annotated `List[...]` /
               `Dict[...]`): `__len__` returns its length, or `__getitem__` (or a helper it
-              calls, a function defined inside it) indexes it with the sample index, directly
+              calls, a function defined inside it, a module-level function it hands the
+              instance to, `load_image(self, index)`) indexes it with the sample index, directly
               or through a `@property` / a getter that returns it, or `__iter__` walks it;
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
@@ -140,7 +141,10 @@ class CopyOnReadContainer(Rule):
             classes with no loader in sight (built by configuration or defined in a library) are
             judged as used by a loader with workers under fork, the common case; classes put in a
             dataset registry (`@DATASETS.register_module()`) that serve samples count as Datasets
-            even without a Dataset base. A class defined in an entry script (one with
+            even without a Dataset base, and so do all the subclasses of a project class that
+            serves a loader's samples without being a torch Dataset (a duck-typed
+            `_AbstractDataset` with `__getitem__`, whose subclasses the training script builds by
+            name: `datasets.__dict__[name](...)`). A class defined in an entry script (one with
             `if __name__ == "__main__":`) that no project file imports and no loader uses is indexed
             by that script in its own process: quiet. So is a Dataset in a project that never
             starts workers: its loaders all keep `num_workers` at the default 0 and no file's code
@@ -221,6 +225,9 @@ class CopyOnReadContainer(Rule):
             for fn in model.hierarchy_methods(ref):
                 attrs.update(fn.fn.flow.writes)
             for attr in sorted(attrs):
+                accessor = model.find_method(ref, attr)
+                if accessor is not None and is_property(accessor.fn):
+                    continue  # ``self.samples = x`` runs the property's setter: what it stores counts
                 finding = self._judge(model, ref, attr, uses.get(attr, ()))
                 if finding is None:
                     continue
