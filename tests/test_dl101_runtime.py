@@ -34,6 +34,10 @@ CASES = {
         ("fixed", "value_shapes_more", "DefaultDataset(root)", "groups"),
         ("fixed", "value_shapes_more", "OxfordPet(root)", "filenames"),
     ],
+    "dl101/local_rebound": [
+        ("fixed", "local_rebound", "Tokens(root + '/list.lst', root)", "paths"),
+        ("fixed", "local_rebound", "Tokens(root + '/list.lst', root)", "kept"),
+    ],
     "dl101/property_setter": [("fixed", "property_setter", "F0Dataset(load_samples(root))", "samples")],
     "dl101/positive_listdir": [("fixed", "positive_listdir", "Folder(root)", "files")],
     "dl101/positive_readlines": [("fixed", "positive_readlines", "ListFile(root, 'list.lst')", "names")],

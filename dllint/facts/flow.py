@@ -7,6 +7,9 @@ The IR is nested tuples, tag first (cheap to build, to pickle and to store as JS
   ("k", v)                  a literal (str, int, float, bool, None); ("kb",) bytes, ("fs",) an f-string
   ("g", qualname)           a module-level name, import, builtin or definition, resolved
   ("n", name)               a local of this function (its assignments are in ``Flow.locals``)
+  ("nk", name, dead, dead_changes)  a local of which some assignments (positions in
+                            ``Flow.locals[name]``) and changes (in ``Flow.muts[name]``) cannot reach
+                            this use: a later assignment runs on every path to it
   ("p", name)               a parameter of this function
   ("self",)                 the instance (the method's first parameter)
   ("s", attr)               ``self.attr``
@@ -125,6 +128,9 @@ class FlowBuilder:
             self.self_name = "self"
         self.flow = Flow()
         self._locals: dict[str, list] = {}
+        self._def_stmts: dict[str, list] = {}  # the statement of each entry of ``_locals``
+        self._mut_rows: dict[str, list] = {}  # the (line, column) of each entry of ``_muts``
+        self._row = (0, 0)  # the statement being read
         self._muts: dict[str, list] = {}
         self._writes: dict[str, list] = {}
         self._returns: list = []
@@ -183,6 +189,7 @@ class FlowBuilder:
 
     def stmt(self, s) -> None:
         kind = type(s)
+        self._row = (s.lineno, s.col_offset)
         if kind is ast.Assign:
             value = self.expr(s.value)
             for target in s.targets:
@@ -233,7 +240,7 @@ class FlowBuilder:
             self.branch(s.body)
             for h in s.handlers:
                 if h.name:
-                    self._locals.setdefault(h.name, []).append(UNKNOWN)
+                    self._local(h.name, UNKNOWN, h)
                 self.branch(h.body)
             self.branch(s.orelse)
             self.block(s.finalbody)
@@ -247,7 +254,7 @@ class FlowBuilder:
             if self.fn is not None:
                 info = self.ctx.func_by_node.get(id(s)) if kind is not ast.ClassDef else None
                 qual = info.qualname if info is not None else f"{self.fn.qualname}.<locals>.{s.name}"
-                self._locals.setdefault(s.name, []).append(("fn", qual))
+                self._local(s.name, ("fn", qual), s)
                 if kind is not ast.ClassDef:
                     self._closure_reads(s)
         elif kind is ast.Match:
@@ -264,9 +271,35 @@ class FlowBuilder:
             for sub in ast.iter_child_nodes(s):
                 self.scan(sub)
 
+    def _local(self, name: str, value, stmt) -> None:
+        self._locals.setdefault(name, []).append(value)
+        self._def_stmts.setdefault(name, []).append(stmt)
+
+    def _killed(self, node: ast.Name) -> tuple | None:
+        """(positions in ``_locals[name]``, positions in ``_muts[name]``) of the assignments and
+        changes that cannot reach this use: an assignment runs on every path between them and
+        the use (``ids = []; ids.append(x); ids = torch.tensor(ids); return dict(input_ids=ids)``
+        gives the tensor). Later ones only add (through a loop), so what is killed here stays
+        killed (facts/context.py ``_reaching``). None when nothing is."""
+        stmts = self._def_stmts.get(node.id, ())
+        if len(stmts) < 2:
+            return None
+        reaching = self.ctx._reaching(node, [s for s in stmts if s is not None])
+        alive = {id(s) for s in reaching}
+        killed = tuple(i for i, s in enumerate(stmts) if s is not None and id(s) not in alive)
+        if not killed:
+            return None
+        here = (node.lineno, node.col_offset)
+        # the killing assignment: the earliest one still alive before the use
+        firsts = [(s.lineno, s.col_offset) for s in reaching if (s.lineno, s.col_offset) <= here]
+        start = min(firsts) if firsts else here
+        rows = self._mut_rows.get(node.id, ())
+        muts = tuple(i for i, r in enumerate(rows) if r < start)
+        return killed, muts
+
     def bind(self, target, value, stmt, element: bool = False, value_node=None) -> None:
         if isinstance(target, ast.Name):
-            self._locals.setdefault(target.id, []).append(value)
+            self._local(target.id, value, stmt)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(target.elts) else None
             for i, elt in enumerate(target.elts):
@@ -300,6 +333,7 @@ class FlowBuilder:
 
     def _mut(self, name: str, how: str, value) -> None:
         self._muts.setdefault(name, []).append((how, value, tuple(self._loops)))
+        self._mut_rows.setdefault(name, []).append(self._row)
 
     def _is_self_attr(self, node) -> bool:
         return (
@@ -349,7 +383,7 @@ class FlowBuilder:
                             self._yielded.append((value, tuple(self._loops)))
                 elif t is ast.NamedExpr:
                     if isinstance(n.target, ast.Name):
-                        self._locals.setdefault(n.target.id, []).append(self.expr(n.value))
+                        self._local(n.target.id, self.expr(n.value), n)
                 elif t is ast.Lambda:
                     saved, self._lambda = self._lambda, n.lineno
                     try:
@@ -643,7 +677,8 @@ class FlowBuilder:
             return UNKNOWN  # a parameter of an enclosing function (a closure)
         if binding.kind == "local":
             if self.fn is not None and binding is self.fn.scope.bindings.get(ident):
-                return ("n", ident)
+                killed = self._killed(node)
+                return ("nk", ident, *killed) if killed else ("n", ident)
             if binding is ctx.module_scope.bindings.get(ident):
                 return ("n", ident) if self.fn is None else ("g", f"{ctx.module}.{ident}")
             return UNKNOWN  # a closure variable

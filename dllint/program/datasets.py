@@ -276,7 +276,7 @@ def _measured(ir, fn, model, ref, depth) -> set[str]:
         for a in ir[2]:
             out |= _measured(a, fn, model, ref, depth + 1)
         return out
-    if tag == "n" and fn.fn.flow is not None:
+    if tag in ("n", "nk") and fn.fn.flow is not None:
         for v in fn.fn.flow.locals.get(ir[1], ()):
             out |= _measured(v, fn, model, ref, depth + 1)
         return out
@@ -316,7 +316,7 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
     tag = ir[0]
     if tag == "p":
         return ir[1] in params
-    if tag == "n":
+    if tag in ("n", "nk"):
         return ir[1] in local_taint
     if tag == "b":
         return _uses(ir[2], params, local_taint, depth + 1) or _uses(ir[3], params, local_taint, depth + 1)
@@ -426,7 +426,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
 
     def row_of(ir) -> str | None:
         """The table a per-sample row (a Series) comes from."""
-        if ir[0] == "n":
+        if ir[0] in ("n", "nk"):
             return rows.get(ir[1])
         if ir[0] == "i" and ir[1][0] == "a" and ir[1][2] in FRAME_INDEXERS and ir[1][1][0] == "s":
             ix = ir[2]
@@ -437,7 +437,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
 
     def cell_of(ir) -> str | None:
         """The table a per-sample cell comes from."""
-        if ir[0] == "n":
+        if ir[0] in ("n", "nk"):
             return cells.get(ir[1])
         if ir[0] != "i":
             return None
@@ -511,7 +511,7 @@ def _element_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[st
             if node[0] != "i" or not _uses(node[2], params, local_taint):
                 continue
             base = node[1]
-            if base[0] == "n" and base[1] in elements:
+            if base[0] in ("n", "nk") and base[1] in elements:
                 out.add((elements[base[1]], "elements"))
             elif base[0] == "e" and base[1][0] == "s" and not base[2]:  # [s[idx] for s in self.x]
                 out.add((base[1][1], "elements"))

@@ -111,7 +111,7 @@ class Hazards:
             return [v]
         if not v.has("unknown", "ext", "iterator", "tuple") or depth > 3:
             return []
-        if ir[0] == "n" and env.flow is not None:
+        if ir[0] in ("n", "nk") and env.flow is not None:
             values = env.flow.locals.get(ir[1], ())
             return self._kept(v, values[0], env, depth + 1) if len(values) == 1 else []
         if ir[0] in ("e", "i"):  # an item of what a call returns: ``for train, val in kfold.split(ds)``

@@ -296,7 +296,7 @@ def _argument_modules(model, keep) -> None:
                 seen.add(id(ir))
                 _module_names(model, ir, facts.root, set())
                 for tag, name in _names_in(ir):
-                    if tag == "n" and scope is not None:
+                    if tag in ("n", "nk") and scope is not None:
                         todo.extend((x, scope, depth + 1) for x in scope.locals.get(name, ()))
                     elif tag == "g" and name.rpartition(".")[0] == facts.module:
                         short = name.rpartition(".")[2]

@@ -423,7 +423,7 @@ class Values:
         elif tag == "u":
             for option in ir[1]:
                 self._classes_into(option, env, depth, out, seen)
-        elif tag == "n" and env.flow is not None:
+        elif tag in ("n", "nk") and env.flow is not None:
             for value in env.flow.locals.get(ir[1], ()):
                 self._classes_into(value, env, depth + 1, out, seen)
         elif tag == "p" and env.fn is not None:
@@ -461,7 +461,7 @@ class Values:
             return []
         if ir[0] == "L" and ir[1] in ("tuple", "list"):
             return [(ir[2], env)]
-        if ir[0] == "n" and env.flow is not None:
+        if ir[0] in ("n", "nk") and env.flow is not None:
             return [p for value in env.flow.locals.get(ir[1], ()) for p in self._tuple_items(value, env, depth + 1, seen)]
         if ir[0] == "c" and ir[1][:1] == ("g",):
             with self.quietly():
@@ -488,7 +488,7 @@ class Values:
         elif tag == "u":
             for option in func[1]:
                 self._called_classes(option, env, depth, out, seen)
-        elif tag == "n" and env.flow is not None:
+        elif tag in ("n", "nk") and env.flow is not None:
             for value in env.flow.locals.get(func[1], ()):
                 self._called_classes(value, env, depth + 1, out, seen)
         elif tag == "i":
@@ -502,7 +502,7 @@ class Values:
             return []
         if ir[0] == "D":
             return [(v, env) for _k, v in ir[1]]
-        if ir[0] == "n" and env.flow is not None:
+        if ir[0] in ("n", "nk") and env.flow is not None:
             return [p for value in env.flow.locals.get(ir[1], ()) for p in self._dict_values(value, env, depth + 1)]
         if ir[0] == "g":
             mod, _, name = ir[1].rpartition(".")
@@ -770,7 +770,10 @@ class Values:
             return UNKNOWN
         self._nesting = nesting + 1
         try:
-            saved = self._memo_start(memo, key, tracked=False)  # in progress: a cycle resolves to nothing
+            # in progress: a cycle resolves to nothing; a local's value read back inside its own
+            # evaluation (``objs = valid_objs`` built by walking ``objs``) is tracked, so what is
+            # computed inside the cycle is not kept as final
+            saved = self._memo_start(memo, key, tracked=ir[0] in ("n", "nk"))
             result = self._eval_node(ir, env, depth + 1)
             return self._memo_finish(memo, key, result, saved)
         finally:
@@ -843,12 +846,22 @@ class Values:
             return UNKNOWN
         return self._local(ir[1], flow, env, depth)
 
-    def _local(self, name, flow, env, depth) -> Val:
+    def _ev_local_after(self, ir, env, depth):
+        """``("nk", name, dead assignments, dead changes)``: a local some of whose assignments (and
+        the changes made to them) cannot reach this use (facts/flow.py ``_killed``)."""
+        flow = env.flow
+        if flow is None:
+            return UNKNOWN
+        return self._local(ir[1], flow, env, depth, frozenset(ir[2]), frozenset(ir[3]))
+
+    def _local(self, name, flow, env, depth, dead=frozenset(), dead_muts=frozenset()) -> Val:
         out = BOTTOM
-        for value in flow.locals.get(name, ()):
-            out = join(out, self._eval(value, env, depth))
-        for how, value, loops in flow.muts.get(name, ()):
-            out = self._mutate(out, how, value, loops, env, depth, None)
+        for i, value in enumerate(flow.locals.get(name, ())):
+            if i not in dead:
+                out = join(out, self._eval(value, env, depth))
+        for i, (how, value, loops) in enumerate(flow.muts.get(name, ())):
+            if i not in dead_muts:
+                out = self._mutate(out, how, value, loops, env, depth, None)
         return out if not out.is_bottom else UNKNOWN
 
     def _ev_param(self, ir, env, depth):
@@ -1847,6 +1860,7 @@ _HANDLERS = {
     "k": Values._ev_const,
     "g": Values._ev_global,
     "n": Values._ev_local,
+    "nk": Values._ev_local_after,
     "p": Values._ev_param,
     "self": Values._ev_self,
     "s": Values._ev_selfattr,
