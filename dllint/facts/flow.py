@@ -105,6 +105,15 @@ class Flow:
     sites: tuple = ()
 
 
+def _mentions_local(ir, depth: int = 0) -> bool:
+    """Whether an IR reads a local of the function (``("n", name)``), at any depth."""
+    if not isinstance(ir, tuple) or depth > 12:
+        return False
+    if ir and ir[0] in ("n", "nk") and len(ir) >= 2 and isinstance(ir[1], str):
+        return True
+    return any(_mentions_local(x, depth + 1) for x in ir if isinstance(x, tuple))
+
+
 def instance_helper(fn) -> bool:
     """A module-level function written to take a class's instance first (``def load_image(self,
     index):`` called as ``load_image(self, index)`` from ``__getitem__``): its ``self.x`` reads
@@ -316,6 +325,15 @@ class FlowBuilder:
                 self._mut(base.id, "setitem", ("kv", key, value))
             elif self._is_self_attr(base):
                 self._write(base.attr, "setitem", ("kv", key, value), stmt)
+            elif isinstance(base, ast.Subscript) and _mentions_local(outer := self.expr(base.slice)):
+                # ``images[path][k] = label`` (a defaultdict filled per line): an entry of
+                # ``images`` at ``path`` (a key that changes: it names a local), holding something
+                # changed in place; not ``self.maps[self.field][tok] = i`` (one entry, filled)
+                root = base.value
+                if isinstance(root, ast.Name):
+                    self._mut(root.id, "setitem", ("kv", outer, UNKNOWN))
+                elif self._is_self_attr(root):
+                    self._write(root.attr, "setitem", ("kv", outer, UNKNOWN), stmt)
             self.scan(target)
         elif isinstance(target, ast.Attribute):
             self.scan(target.value)
