@@ -186,3 +186,19 @@ CUDA_NON_INIT = frozenset(
 # Hugging Face's `.shard(...)`.
 GET_WORKER_INFO = "torch.utils.data.get_worker_info"
 SHARDING_NAMES = frozenset({"get_worker_info", "split_by_worker", "sharding_filter", "apply_sharding", "shard"})
+
+
+# OpenMMLab Dataset bases (mmdet / mmdet3d / mmseg ... ``datasets``, mmengine's ``BaseDataset``):
+# their ``__getitem__`` prepares the sample through these methods, with the sample index
+OPENMMLAB_PACKAGES = frozenset({
+    "mmdet", "mmdet3d", "mmseg", "mmcls", "mmpretrain", "mmaction", "mmpose", "mmocr", "mmrotate",
+    "mmtrack", "mmedit", "mmagic", "mmgen", "mmhuman3d", "mmfewshot", "mmselfsup", "mmyolo", "mmengine",
+})
+OPENMMLAB_ENTRY_METHODS = ("get_data_info", "prepare_train_img", "prepare_test_img", "prepare_data", "prepare_train_data", "prepare_test_data")
+
+
+def is_openmmlab_dataset(base: str) -> bool:
+    """A Dataset class of an OpenMMLab package (``mmdet3d.datasets.NuScenesDataset``,
+    ``mmengine.dataset.BaseDataset``)."""
+    parts = base.split(".")
+    return parts[0] in OPENMMLAB_PACKAGES and ("datasets" in parts[1:-1] or "dataset" in parts[1:-1])

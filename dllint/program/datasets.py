@@ -201,7 +201,8 @@ class SampleUses:
         for f in worker:  # every entry method run (the class's own and the bases' it calls)
             if f.fn.name in ENTRIES and len(f.fn.params) > 1:
                 out.setdefault(f.key, set()).add(f.fn.params[1])
-        for name in ENTRIES:
+        # and the library base's entry methods that take it (``get_data_info(self, index)``)
+        for name in (*ENTRIES, *(n for n in self.library_entries(ref) if n != "collate")):
             f = self.find_method(ref, name)
             if f is not None and f.key in keys and len(f.fn.params) > 1:
                 out.setdefault(f.key, set()).add(f.fn.params[1])

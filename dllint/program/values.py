@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dllint.names import DATALOADER_CLASSES, canonical
+from dllint.names import DATALOADER_CLASSES, canonical, is_openmmlab_dataset
 from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
@@ -359,6 +359,7 @@ STR_METHODS = frozenset(
      "removeprefix", "removesuffix", "zfill", "decode", "encode", "casefold", "capitalize"}
 )
 SPLITTERS = frozenset({"split", "splitlines", "rsplit"})
+OPENMMLAB_LOADERS = frozenset({"load_annotations", "load_data_list"})
 COCO_DATA_METHODS = frozenset({"getImgIds", "getAnnIds", "loadImgs", "loadAnns", "get_img_ids", "get_ann_ids", "load_imgs", "load_anns"})
 COCO_DATA_ATTRS = frozenset({"imgs", "anns", "imgToAnns", "img_ann_map", "dataset", "img_ids", "ann_ids"})
 DICT_VIEW = {"keys": "key", "values": "elem", "items": "items"}
@@ -1149,6 +1150,11 @@ class Values:
             method = self.find_method(env.self_cls, func[1])
             if method is not None:
                 return self._call_function(method, args, kwargs, env, depth, env.self_cls)
+            if func[1] in OPENMMLAB_LOADERS and any(is_openmmlab_dataset(canonical(b) or b) for b in self.external_bases(env.self_cls)):
+                # an OpenMMLab base's ``load_annotations(ann_file)``: the file's records, a list
+                # of one info dict per sample
+                why = ((f"the records an OpenMMLab base loads (`{func[1]}`)", *where),)
+                return container("list", val("records", size=LOAD, why=why), LOAD, why)
             stored = self.attr_value(env.self_cls, func[1])
             return self._call_value(stored, args, kwargs, env, depth, where)
         if tag == "fn":

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from dllint.names import WORKER_ENTRY_METHODS, canonical
+from dllint.names import OPENMMLAB_ENTRY_METHODS, WORKER_ENTRY_METHODS, canonical, is_openmmlab_dataset
 from dllint.program.refs import ClassRef, FuncRef
 
 MAX_REACH_DEPTH = 6
@@ -32,6 +32,16 @@ LIBRARY_ENTRY_METHODS = {
     "texar.torch.data.DataBase": ("collate",),
     "texar.torch.data.TextDataBase": ("collate",),
 }
+
+
+def library_entry_methods(base: str) -> tuple[str, ...]:
+    """The methods a library Dataset base's ``__getitem__`` calls, which the user writes."""
+    found = LIBRARY_ENTRY_METHODS.get(base)
+    if found is not None:
+        return found
+    if is_openmmlab_dataset(base):
+        return OPENMMLAB_ENTRY_METHODS
+    return ()
 
 
 @dataclass
@@ -167,8 +177,7 @@ class Workers:
         if found is None:
             with self._tracking() as deps:
                 names = list(WORKER_ENTRY_METHODS)
-                for base in sorted(self.external_bases(ref)):
-                    names.extend(LIBRARY_ENTRY_METHODS.get(canonical(base) or "", ()))
+                names.extend(self.library_entries(ref))
                 roots = []
                 for name in dict.fromkeys(names):
                     m = self.find_method(ref, name)
@@ -179,6 +188,14 @@ class Workers:
         else:
             self._missed(found[1])
         return dict(found[0])
+
+    def library_entries(self, ref: ClassRef) -> list[str]:
+        """The methods of the class that its library base's ``__getitem__`` calls (``get`` of a
+        PyG dataset, ``get_data_info`` of an OpenMMLab one)."""
+        out: list[str] = []
+        for base in sorted(self.external_bases(ref)):
+            out.extend(library_entry_methods(canonical(base) or base))
+        return list(dict.fromkeys(out))
 
     def in_hierarchy(self, ref: ClassRef):
         """A predicate: is a function a method of this class or of one of its project bases?"""
