@@ -100,7 +100,8 @@ class CopyOnReadContainer(Rule):
               (built with `list(...)`, a comprehension, a parameter annotated `List[...]` /
               `Dict[...]`): `__len__` returns its length, or `__getitem__` (or a helper it
               calls, a function defined inside it, a module-level function it hands the
-              instance to, `load_image(self, index)`) indexes it with the sample index, directly
+              instance to, `load_image(self, index)`, or the `get_data_info(index)` an OpenMMLab
+              base's `__getitem__` calls) indexes it with the sample index, directly
               or through a `@property` / a getter that returns it, or `__iter__` walks it;
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
