@@ -112,6 +112,7 @@ NOT_RUNNABLE = {
     "dl101/nested_helper": "needs scipy and a MATLAB annotation file (its fixes are unsafe)",
     "dl101/nested_setitem": "needs a Pascal VOC folder of split files (its fix is unsafe)",
     "dl101/openmmlab_base": "needs mmdet3d (its fix is unsafe)",
+    "dl101/torchvision_folder": "needs torchvision (not a test dependency; its fixes are unsafe)",
 }
 
 RUNNER = r"""

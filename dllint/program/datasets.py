@@ -65,12 +65,25 @@ class SampleUses:
                     source = w[1]
                     if w[0] == "=" and source[0] == "s" and source[1] != attr and attr in out and source[1] not in out:
                         out[source[1]] = list(out[attr])
+        if self.find_method(ref, "__getitem__") is None:
+            # a library base serves the samples: what its ``__getitem__`` indexes per sample
+            for base in sorted(self.external_bases(ref)):
+                for attr in library_sample_attrs(canonical(base) or base):
+                    out.setdefault(attr, []).append(("index", "__getitem__", ref.cls.span.row))
         for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
             out.setdefault(source, []).append(("feeds", fn_name, row))
         for attr, (source, fn_name, row) in sorted(self._walked_samples(ref, out).items()):
             out.setdefault(attr, []).append(("follows", source, row))
         memo[ref.key] = out
         return out
+
+    def library_reader(self, ref: ClassRef, attr: str) -> str | None:
+        """The library base whose own code reads ``self.<attr>`` (torchvision's ``ImageFolder``
+        indexes ``samples``), or None: uses dllint does not see, so no fix is proven safe."""
+        for base in sorted(self.external_bases(ref)):
+            if attr in library_sample_attrs(canonical(base) or base):
+                return base
+        return None
 
     def _walked_samples(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
         """attr -> (source attr, function, row) for a container built by walking another
@@ -242,6 +255,14 @@ class SampleUses:
                         out.setdefault(callee.key, set()).update(hit)
                         changed = True
         return out
+
+
+def library_sample_attrs(base: str) -> tuple[str, ...]:
+    """The attributes a library Dataset base's own ``__getitem__`` indexes with the sample index:
+    torchvision's ``DatasetFolder`` / ``ImageFolder`` read ``self.samples[index]``."""
+    if base.startswith("torchvision.datasets.") and base.rsplit(".", 1)[-1] in ("ImageFolder", "DatasetFolder"):
+        return ("samples",)
+    return ()
 
 
 def _instance_helper(fn: FuncRef) -> bool:

@@ -389,7 +389,7 @@ class Values:
         if key in memo:
             return self._memo_hit(memo, key)
         saved = self._memo_start(memo, key)  # a cycle (self.x built from self.x) is neutral
-        out = BOTTOM
+        out = self._library_attr(cls, attr)
         for fn, write in self.attr_writes(cls, attr, include_workers):
             out = self._apply_write(out, fn, write, cls)
         if attr in PYG_STORAGE and not out.is_bottom and self._pyg_in_memory(cls):
@@ -398,6 +398,20 @@ class Values:
             # tensors and a dict of slice tensors per field, whatever the file's pickle could hold
             out = val("store", detail="PyG collated storage", size=BOUNDED)
         return self._memo_finish(memo, key, out, saved)
+
+    def _library_attr(self, cls, attr: str) -> Val:
+        """What a library base's constructor stores, when the class's constructors call it:
+        torchvision's ``DatasetFolder`` / ``ImageFolder`` keep ``samples`` (and ``imgs``), one
+        (path, class index) tuple per file under the root."""
+        if attr not in ("samples", "imgs"):
+            return BOTTOM
+        folder = [b for b in self.external_bases(cls) if (canonical(b) or b).startswith("torchvision.datasets.")
+                  and (canonical(b) or b).rsplit(".", 1)[-1] in ("ImageFolder", "DatasetFolder")]
+        if not folder or not self._runs_on(self.mro(cls), "__init__"):
+            return BOTTOM
+        why = ((f"`{folder[0].rsplit('.', 1)[-1]}`'s file listing", cls.file.path, cls.cls.span.row),)
+        item = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), val("int", size=BOUNDED)), size=BOUNDED)
+        return container("list", item, DATA, why)
 
     def _pyg_in_memory(self, cls) -> bool:
         return any(canonical(b) in PYG_IN_MEMORY for b in self.external_bases(cls))

@@ -100,8 +100,9 @@ class CopyOnReadContainer(Rule):
               (built with `list(...)`, a comprehension, a parameter annotated `List[...]` /
               `Dict[...]`): `__len__` returns its length, or `__getitem__` (or a helper it
               calls, a function defined inside it, a module-level function it hands the
-              instance to, `load_image(self, index)`, or the `get_data_info(index)` an OpenMMLab
-              base's `__getitem__` calls) indexes it with the sample index, directly
+              instance to, `load_image(self, index)`, the `get_data_info(index)` an OpenMMLab
+              base's `__getitem__` calls, torchvision's `ImageFolder.__getitem__` reading
+              `samples`) indexes it with the sample index, directly
               or through a `@property` / a getter that returns it, or `__iter__` walks it;
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
@@ -203,7 +204,8 @@ class CopyOnReadContainer(Rule):
             (no method call such as `.append`/`.sort`, no item assignment, no element changed in
             place, not passed on, returned, compared, combined with an operator, bound to another
             name or JSON-encoded); and its elements are str / int / bool / None / paths or tuples,
-            lists and dicts of those (known from the code). Otherwise the fix is unsafe
+            lists and dicts of those (known from the code); and no library base reads it out of
+            sight (torchvision's `ImageFolder` and `samples`). Otherwise the fix is unsafe
             (`--unsafe-fixes`), with the reason in the fix's message; when the list is not always
             a list, is built outside its class's constructor or changed after it, there is no fix,
             and the JSON output's `details.fix` names the representation to use.
@@ -280,6 +282,7 @@ class CopyOnReadContainer(Rule):
             # packing the outer list would unpickle a whole table on every read
             return "none", "each element is a table read per sample: pack each one (a serialized list or an array)", None
         writes = model.attr_writes(ref, attr, include_workers=True)
+        library = model.library_reader(ref, attr)
         owners = {model.class_of(fn).key for fn, _ in writes if model.class_of(fn) is not None}
         by_key = {r.key: r for r in model.mro(ref)}
         # the class whose constructor builds it: the most derived class among the writers
@@ -316,6 +319,8 @@ class CopyOnReadContainer(Rule):
             return "unsafe", "its elements may not come back identical from a copy", init
         if risky:
             return "unsafe", f"the project uses it as more than a read-only list: {risky[0]}", init
+        if library is not None:
+            return "unsafe", f"`{library.rsplit('.', 1)[-1]}` (a library base) reads it too, out of sight", init
         return "safe", "", init
 
     def _fix(self, project, plan, attr: str) -> Fix | None:
