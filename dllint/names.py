@@ -202,3 +202,9 @@ def is_openmmlab_dataset(base: str) -> bool:
     ``mmengine.dataset.BaseDataset``)."""
     parts = base.split(".")
     return parts[0] in OPENMMLAB_PACKAGES and ("datasets" in parts[1:-1] or "dataset" in parts[1:-1])
+
+
+def is_torchvision_folder(base: str) -> bool:
+    """torchvision's ``DatasetFolder`` / ``ImageFolder``: its constructor lists the files under the
+    root into ``samples`` and its ``__getitem__`` indexes ``self.samples`` per sample."""
+    return base.startswith("torchvision.datasets.") and base.rsplit(".", 1)[-1] in ("ImageFolder", "DatasetFolder")

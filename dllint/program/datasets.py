@@ -6,7 +6,7 @@ data even when its source is invisible (a library call, a loader in another pack
 
 from __future__ import annotations
 
-from dllint.names import canonical
+from dllint.names import canonical, is_torchvision_folder
 from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import Env, is_property
 
@@ -260,7 +260,7 @@ class SampleUses:
 def library_sample_attrs(base: str) -> tuple[str, ...]:
     """The attributes a library Dataset base's own ``__getitem__`` indexes with the sample index:
     torchvision's ``DatasetFolder`` / ``ImageFolder`` read ``self.samples[index]``."""
-    if base.startswith("torchvision.datasets.") and base.rsplit(".", 1)[-1] in ("ImageFolder", "DatasetFolder"):
+    if is_torchvision_folder(base):
         return ("samples",)
     return ()
 

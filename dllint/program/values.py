@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dllint.names import DATALOADER_CLASSES, canonical, is_openmmlab_dataset
+from dllint.names import DATALOADER_CLASSES, canonical, is_openmmlab_dataset, is_torchvision_folder
 from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
@@ -405,8 +405,7 @@ class Values:
         (path, class index) tuple per file under the root."""
         if attr not in ("samples", "imgs"):
             return BOTTOM
-        folder = [b for b in self.external_bases(cls) if (canonical(b) or b).startswith("torchvision.datasets.")
-                  and (canonical(b) or b).rsplit(".", 1)[-1] in ("ImageFolder", "DatasetFolder")]
+        folder = [b for b in self.external_bases(cls) if is_torchvision_folder(canonical(b) or b)]
         if not folder or not self._runs_on(self.mro(cls), "__init__"):
             return BOTTOM
         why = ((f"`{folder[0].rsplit('.', 1)[-1]}`'s file listing", cls.file.path, cls.cls.span.row),)
