@@ -331,6 +331,7 @@ class Engine:
                     converged = True
                     break
                 facts.update(compute(new))
+                self._chase(index.chains, facts, layout, data, entries, read_errors, explicit, compute)
             else:
                 index = ProgramModel(facts, self.settings, layout)
                 index.project_names_workers = names_workers
@@ -549,6 +550,21 @@ class Engine:
                 return None
         cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at))
         return result, analysed, analysed_at, read_at
+
+    def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute) -> None:
+        """Follow the chains of base classes and re-exports a round's structural questions were
+        on when they met unparsed files (``ProgramModel.chase``), on cheap models of the files
+        parsed so far: one file per link, without a whole round of demands per link."""
+        for _ in range(MAX_ROUNDS):
+            if not chains:
+                return
+            model = ProgramModel(facts, self.settings, layout)
+            new = {p for p in model.chase(chains) if p not in facts and not _is_stub(p, explicit)}
+            chains = model.chains  # the questions that met the files parsed next: the rest ended
+            new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
+            if not new:
+                return
+            facts.update(compute(new))
 
     def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None, focus=None) -> set[str]:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides);

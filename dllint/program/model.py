@@ -53,6 +53,9 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         # the planner's name demand finds). Memoized answers remember the unparsed files they met
         # (``_deps``), so a quiet answer reused by a loud question still records them.
         self.misses: set[str] = set()
+        # the structural questions (class ancestry, name resolution) asked loudly that met
+        # unparsed files: the planner follows their chains (``chase``)
+        self.chains: set[tuple] = set()
         self._quiet = 0
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress
         self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str]]] = {}

@@ -88,6 +88,8 @@ class Symbols:
         found = memo.get(key)
         if found is not None:
             self._missed(found[1])
+            if found[1] and not self._quiet and _depth == 0:
+                self.chains.add(("resolve", qualname, root))
             return found[0]
         if _depth == 0:
             self._resolve_budget = MAX_RESOLVE_STEPS
@@ -101,7 +103,50 @@ class Symbols:
             del memo[key]
         else:
             memo[key] = (result, frozenset(deps))
+        if deps and not self._quiet and _depth == 0:
+            self.chains.add(("resolve", qualname, root))
         return result
+
+    def _outermost(self) -> bool:
+        """A question asked loudly by the planner or a rule, not inside another's computation."""
+        return not self._quiet and not self._deps and not self.__dict__.get("_active")
+
+    def _class_of(self, key):
+        facts = self.files.get(key[0])
+        cls = facts.classes.get(key[1]) if facts is not None else None
+        return ClassRef(facts, cls) if cls is not None else None
+
+    def _function_of(self, key):
+        facts = self.files.get(key[0])
+        fn = facts.functions.get(key[1]) if facts is not None else None
+        return FuncRef(facts, fn) if fn is not None else None
+
+    def chase(self, questions) -> set[str]:
+        """Ask again, loudly, structural questions another model asked (its ``chains``): the
+        unparsed files they meet now. A chain of base classes or re-exports through files without
+        trigger words needs one more file per link; the planner follows it on a fresh model of
+        the files parsed so far, without a whole round of demands per link."""
+        with self.quietly(False):
+            for question in sorted(questions, key=repr):
+                kind = question[0]
+                if kind == "resolve":
+                    self.resolve(question[1], question[2])
+                elif kind == "param_value":
+                    fn = self._function_of(question[1])
+                    bound = self._class_of(question[3]) if question[3] is not None else None
+                    if fn is not None and (bound is not None or question[3] is None):
+                        self.param_value(fn, question[2], bound)
+                else:
+                    ref = self._class_of(question[1])
+                    if ref is None:
+                        continue
+                    if kind == "mro":
+                        self.mro(ref)
+                    elif kind == "attr_value":
+                        self.attr_value(ref, question[2], question[3])
+                    elif kind == "worker_functions":
+                        self.worker_functions(ref)
+        return set(self.misses)
 
     def _resolve(self, qualname: str, root: str | None, _depth: int):
         qualname = canonical(qualname)
@@ -227,6 +272,8 @@ class Symbols:
             found = memo[ref.key] = (chain, frozenset(deps))
         else:
             self._missed(found[1])
+        if found[1] and not self._quiet:
+            self.chains.add(("mro", ref.key))
         return list(found[0])
 
     def hierarchy_methods(self, ref: ClassRef) -> list[FuncRef]:

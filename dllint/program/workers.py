@@ -174,6 +174,7 @@ class Workers:
         the unparsed files it met are replayed)."""
         memo = self.__dict__.setdefault("_worker_memo", {})
         found = memo.get(ref.key)
+        outermost = self._outermost()
         if found is None:
             with self._tracking() as deps:
                 names = list(WORKER_ENTRY_METHODS)
@@ -187,6 +188,8 @@ class Workers:
             found = memo[ref.key] = (reach, frozenset(deps))
         else:
             self._missed(found[1])
+        if outermost and found[1]:
+            self.chains.add(("worker_functions", ref.key))
         return dict(found[0])
 
     def library_entries(self, ref: ClassRef) -> list[str]:
