@@ -204,6 +204,31 @@ def is_openmmlab_dataset(base: str) -> bool:
     return parts[0] in OPENMMLAB_PACKAGES and ("datasets" in parts[1:-1] or "dataset" in parts[1:-1])
 
 
+# torchvision datasets whose ``__getitem__`` indexes these attributes with the sample index
+# (``img, target = self.data[index], self.targets[index]``), filled by their constructors
+TORCHVISION_SAMPLE_ATTRS = {
+    "DatasetFolder": ("samples",),
+    "ImageFolder": ("samples",),
+    "ImageNet": ("samples",),
+    "CIFAR10": ("data", "targets"),
+    "CIFAR100": ("data", "targets"),
+    "MNIST": ("data", "targets"),
+    "FashionMNIST": ("data", "targets"),
+    "KMNIST": ("data", "targets"),
+    "EMNIST": ("data", "targets"),
+    "QMNIST": ("data", "targets"),
+    "SVHN": ("data", "labels"),
+    "STL10": ("data", "labels"),
+}
+
+
+def torchvision_sample_attrs(base: str) -> tuple[str, ...]:
+    """The attributes a torchvision dataset base's own ``__getitem__`` indexes per sample."""
+    if not base.startswith("torchvision.datasets."):
+        return ()
+    return TORCHVISION_SAMPLE_ATTRS.get(base.rsplit(".", 1)[-1], ())
+
+
 def is_torchvision_folder(base: str) -> bool:
     """torchvision's ``DatasetFolder`` / ``ImageFolder``: its constructor lists the files under the
     root into ``samples`` and its ``__getitem__`` indexes ``self.samples`` per sample."""

@@ -98,6 +98,7 @@ CASES = {
     "projects/dl101_unseen_workers": [("fixed", "data.graphs", "GraphsDGL(root)", "graph_lists"), ("fixed", "data.graphs", "GraphsDGL(root)", "labels")],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
+    "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],
 }
 
 # fixtures with a fix that cannot run here, and why (their fix is unsafe: no runtime claim to prove)

@@ -6,7 +6,7 @@ data even when its source is invisible (a library call, a loader in another pack
 
 from __future__ import annotations
 
-from dllint.names import canonical, is_torchvision_folder
+from dllint.names import canonical, torchvision_sample_attrs
 from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import Env, is_property
 
@@ -259,10 +259,9 @@ class SampleUses:
 
 def library_sample_attrs(base: str) -> tuple[str, ...]:
     """The attributes a library Dataset base's own ``__getitem__`` indexes with the sample index:
-    torchvision's ``DatasetFolder`` / ``ImageFolder`` read ``self.samples[index]``."""
-    if is_torchvision_folder(base):
-        return ("samples",)
-    return ()
+    torchvision's ``DatasetFolder`` / ``ImageFolder`` read ``self.samples[index]``, ``CIFAR10``
+    ``self.data[index], self.targets[index]`` (dllint/names.py ``TORCHVISION_SAMPLE_ATTRS``)."""
+    return torchvision_sample_attrs(base)
 
 
 def _instance_helper(fn: FuncRef) -> bool:

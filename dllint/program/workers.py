@@ -221,8 +221,14 @@ class Workers:
     def deciding_loaders(self, ref: ClassRef) -> list:
         """The loaders using a class that say whether it runs with workers: a module's own
         self-test without workers (``if __name__ == "__main__":`` in a package module) does not
-        prove the project never uses workers."""
-        return [ld for ld in self.loaders_using(ref) if not (ld.self_test and ld.workers == "no")]
+        prove the project never uses workers. A class of a module that no analysed file imports
+        is that module's own: its ``__main__`` code is how the class is used, so those loaders
+        decide (``python -m pkg.eval.run`` defining its Dataset and loaders in one file)."""
+        own = not self.importers(ref.file.path)
+        return [
+            ld for ld in self.loaders_using(ref)
+            if not (ld.self_test and ld.workers == "no") or (own and ld.file.path == ref.file.path)
+        ]
 
     def script_only(self, ref: ClassRef) -> bool:
         """A class defined in an entry script (it has ``if __name__ == "__main__":``) that no project

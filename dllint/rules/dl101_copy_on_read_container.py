@@ -366,7 +366,7 @@ class CopyOnReadContainer(Rule):
             return None
         if value.kinds & COMPACT and not (value.kinds & PY_CONTAINERS):
             return None  # records that are an array or a tensor on some path: not a Python container
-        if self._rebound(model, ref, writes):
+        if self._rebound(model, ref, attr, writes):
             return None
         kinds = value.kinds & PY_CONTAINERS
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
@@ -445,7 +445,7 @@ class CopyOnReadContainer(Rule):
         text_uses = [u for u in uses if u[0] == "text"]
         if not text_uses or value.kinds & (COMPACT - {"series"}):
             return None
-        if self._rebound(model, ref, writes):
+        if self._rebound(model, ref, attr, writes):
             return None
         uses = [u for u in uses if u[0] in ("len", "index")]
         if value.size not in (DATA, LOAD) and not uses:
@@ -525,12 +525,13 @@ class CopyOnReadContainer(Rule):
         return False
 
     @staticmethod
-    def _rebound(model, ref, writes) -> bool:
+    def _rebound(model, ref, attr, writes) -> bool:
         """A later assignment in the same method turns the container into a compact store
-        (``self.x = np.array(self.x)``)."""
+        (``self.x = np.array(self.x)``); a selection from it after that (``self.x =
+        self.x[mask]``) keeps what it selects from."""
         last: dict = {}
         for fn, w in writes:
-            if w[0] != "=":
+            if w[0] != "=" or w[1][:2] == ("i", ("s", attr)):
                 continue
             if fn.key not in last or w[2] > last[fn.key][1][2]:
                 last[fn.key] = (fn, w)
