@@ -251,8 +251,11 @@ class Engine:
             ])
         cutoff_key = cutoff_hashes = None
         if result_key is not None and not seeded:
+            # (whether the project names workers is an input of the findings, not of any file's
+            # facts: an edit changing it finds no record)
             cutoff_key = cache.result_key([
                 repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
+                names_workers,
             ])
             cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
         if result_key is not None:

@@ -196,8 +196,8 @@ class FileFacts:
     payloads: dict[str, Any] = field(default_factory=dict)  # rule code -> that rule's facts
     flow: Any = None  # dllint.facts.flow.Flow of the module body (module-level names)
     # file-level signals the model reads: "cv2_threads_off" (cv2.setNumThreads(0) or
-    # OMP_NUM_THREADS set somewhere in the file), "names_workers" (the code names DataLoader
-    # workers), and the payloads of facts/extract.py's ``_core_facts``
+    # OMP_NUM_THREADS set somewhere in the file), and the payloads of facts/extract.py's
+    # ``_core_facts``
     signals: dict[str, Any] = field(default_factory=dict)
 
 

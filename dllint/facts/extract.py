@@ -14,7 +14,6 @@ import warnings
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
 from dllint.facts.starts import argparse_worker_options, argparse_workers, extract_starts
-from dllint.prefilter import names_workers
 from dllint.facts.uses import attribute_uses, membership_tests
 from dllint.model import (
     CallRef,
@@ -118,8 +117,6 @@ def extract(
             facts.module, facts.root = module, root
         ctx = FileContext(path, module, text, tree, is_package)
         _core_facts(ctx, facts, loader_classes)
-        if names_workers(data):  # the same answer the engine gives for a file it does not parse
-            facts.signals["names_workers"] = True
         for rule in rules:
             payload = rule.extract(ctx)
             if payload is not None:

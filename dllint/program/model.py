@@ -40,9 +40,10 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self.dataset_bases = frozenset(settings.dataset_bases)
         self.loader_classes = DATALOADER_CLASSES | frozenset(settings.dataloader_classes)
         # whether any project file's code names DataLoader workers, parsed or not: the engine
-        # knows every file (dllint/prefilter.py ``names_workers``; it analyses a project naming
-        # none whole, even from a named file); alone, the model asks its files
-        self.project_names_workers = any(f.signals.get("names_workers") for f in self.files.values())
+        # knows every file (dllint/prefilter.py ``names_workers``, cached per content hash; it
+        # analyses a project naming none whole, even from a named file) and sets it; a model
+        # built without it assumes they may be named
+        self.project_names_workers = True
         # Planning (dllint/program/plan.py) asks structural questions on a partial model and
         # parses what they need before the final model is built. ``misses``: paths of unparsed
         # project files an answer needed. Only questions about code that matters record them:
