@@ -55,7 +55,11 @@ class SampleUses:
                     attr = self._accessed(ref, attr)
                     if attr is not None:
                         out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
-            for attr, how in sorted(_frame_uses(flow, params, local_taint) | _element_uses(flow, params, local_taint)):
+            def follow(name, ref=ref):  # a method the row is handed to
+                m = self.find_method(ref, name)
+                return (m.fn.flow, m.fn.params) if m is not None and m.fn.flow is not None else None
+
+            for attr, how in sorted(_frame_uses(flow, params, local_taint, follow) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
         # ``self.data = self.db``: one object under two names; what the samples do to ``data``
         # they do to ``db`` (an annotation table loaded into one attribute, served by another)
@@ -431,14 +435,17 @@ def _nodes(ir, depth: int = 0):
         yield from _nodes(ir[2], d)
 
 
-def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str, str]]:
+def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seeds=None) -> set[tuple[str, str]]:
     """(attr, "index" | "text") for the tables worker code reads per sample: ``self.df.iloc[idx]``
     (``.loc``, ``.iloc[idx, :]``, ``self.df["col"][idx]``) is an index use; a cell of such a row
     (``row["path"]``, ``row.loc["path"]``, ``self.df.at[idx, "path"]``) passed to a call that takes a
     path or a string (``sf.read``, ``os.path.join``, ``re.search``) or given a str method is a
-    ``text`` use: the table has a string column."""
-    rows: dict[str, str] = {}  # local -> the table attribute it is a row of
-    cells: dict[str, str] = {}  # local -> the table attribute it is a cell of
+    ``text`` use: the table has a string column; so is a cell joined to or formatted into a string
+    (``row["id"] + ".mp4"``, ``"{}.mp4".format(row[1])``). A row or a cell handed to a method of
+    the class (``self._get_video_path(row)``; ``follow`` finds its flow and parameters) is followed
+    one call deep (``seeds``: the callee's (rows, cells), parameter -> table)."""
+    rows: dict[str, str] = dict(seeds[0]) if seeds else {}  # local (or parameter) -> the table attribute it is a row of
+    cells: dict[str, str] = dict(seeds[1]) if seeds else {}  # local (or parameter) -> the table attribute it is a cell of
 
     def per_sample(ix) -> bool:
         if ix[0] == "L" and ix[1] == "tuple" and ix[2]:
@@ -447,7 +454,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
 
     def row_of(ir) -> str | None:
         """The table a per-sample row (a Series) comes from."""
-        if ir[0] in ("n", "nk"):
+        if ir[0] in ("n", "nk", "p"):
             return rows.get(ir[1])
         if ir[0] == "i" and ir[1][0] == "a" and ir[1][2] in FRAME_INDEXERS and ir[1][1][0] == "s":
             ix = ir[2]
@@ -458,7 +465,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
 
     def cell_of(ir) -> str | None:
         """The table a per-sample cell comes from."""
-        if ir[0] in ("n", "nk"):
+        if ir[0] in ("n", "nk", "p"):
             return cells.get(ir[1])
         if ir[0] != "i":
             return None
@@ -499,9 +506,34 @@ def _frame_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[str,
                     out.add((r, "index"))
                 elif node[1][0] == "i" and node[1][1][0] == "s" and node[1][2][0] == "k" and per_sample(node[2]):
                     out.add((node[1][1][1], "index"))
+            elif tag == "b" and node[1] == "+":
+                for cell, other in ((node[2], node[3]), (node[3], node[2])):
+                    c = cell_of(cell)
+                    if c is not None and other[0] == "k" and isinstance(other[1], str):
+                        out.add((c, "text"))
             elif tag == "c":
                 func, args, kwargs = node[1], node[2], node[3]
-                if func[0] == "g" and (canonical(func[1]) or func[1]) in TEXT_SINKS:
+                if func[0] == "s" and follow is not None:
+                    found = follow(func[1])
+                    passed: tuple[dict, dict] = ({}, {})
+                    if found is not None:
+                        callee, names = found
+                        for i, a in enumerate(args):
+                            if a[0] == "*" or i + 1 >= len(names):
+                                break
+                            r, c = row_of(a), cell_of(a)
+                            if r is not None:
+                                passed[0][names[i + 1]] = r
+                            elif c is not None:
+                                passed[1][names[i + 1]] = c
+                    if passed[0] or passed[1]:
+                        out.update(u for u in _frame_uses(callee, set(), set(), None, passed) if u[1] == "text")
+                elif func[0] == "a" and func[2] == "format" and func[1][0] == "k" and isinstance(func[1][1], str):
+                    for a in (*args, *(v for _k, v in kwargs)):
+                        c = cell_of(a[1] if a[0] == "*" else a)
+                        if c is not None:
+                            out.add((c, "text"))
+                elif func[0] == "g" and (canonical(func[1]) or func[1]) in TEXT_SINKS:
                     for a in (*args, *(v for _k, v in kwargs)):
                         c = cell_of(a[1] if a[0] == "*" else a)
                         if c is not None:

@@ -21,7 +21,7 @@ Rounds repeat until nothing new is needed; the final model is then built once.
 from __future__ import annotations
 
 from dllint.program.refs import ClassRef, FuncRef
-from dllint.program.values import local_names
+from dllint.program.values import called_names
 
 
 def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]]]:
@@ -276,7 +276,7 @@ def _argument_modules(model, keep) -> None:
             for flow in (facts.flow, *(fn.flow for fn in facts.functions.values())):
                 for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
                     if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
-                        targets = local_names(flow, target)
+                        targets = called_names(flow, facts, target)
                     else:
                         targets = [target] if kind == "ref" else []
                     for name in targets:

@@ -728,7 +728,8 @@ class Values:
             if kind == "local":
                 # a local holding a class or a function: each project one its assignments name
                 flow = fnref.fn.flow if fnref is not None else facts.flow
-                return [c for name in local_names(flow, target) for c in self._callees("ref", name, facts, fnref, self_cls)]
+                names = called_names(flow, facts, target)
+                return [c for name in names for c in self._callees("ref", name, facts, fnref, self_cls)]
             if self_cls is None:
                 return []
             if kind == "self":
@@ -971,8 +972,8 @@ class Values:
             # around): its size is one field's, unknown, not the largest of its siblings
             return replace(base.elem, size=UNKNOWN_SIZE, why=())
         if index[0] == "sl":
-            if base.has(*CONTAINERS, "ndarray", "ndarray-obj", "tensor", "str", "dataframe", "series"):
-                return base
+            if base.has(*CONTAINERS, "ndarray", "ndarray-obj", "tensor", "str", "dataframe", "series", "records"):
+                return base  # (every k-th of a file's records: ``infos[::interval]``)
             return UNKNOWN
         if index[0] == "k" and isinstance(index[1], int):
             if base.items is not None or base.has("tuple", "list"):
@@ -1799,6 +1800,16 @@ def local_names(flow, name: str) -> list[str]:
     if flow is None:
         return []
     return [o[1] for ir in flow.locals.get(name, ()) for o in (ir[1] if ir[0] == "u" else (ir,)) if o[0] == "g"]
+
+
+def called_names(flow, facts, name: str) -> list[str]:
+    """The global names a call of the bare name ``name`` (flow call kind "local") may call: those
+    the local's assignments bind it to, or, for a name nothing in the file binds but a star import
+    (``from pkg.utils import *``), the module's own name for it (resolution follows the import)."""
+    names = local_names(flow, name)
+    if not names and facts.star_imports and name not in (flow.locals if flow is not None else ()):
+        names = [f"{facts.module}.{name}"]
+    return names
 
 
 # sources whose entries are distinct already: a set of them has one entry per file or key
