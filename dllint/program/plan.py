@@ -273,10 +273,20 @@ def _argument_modules(model, keep) -> None:
         words = {key[1].rpartition(".")[2] for key in datasets}
         sites = []
         for facts in model.files.values():
-            for flow in (facts.flow, *(fn.flow for fn in facts.functions.values())):
+            for fn in (None, *facts.functions.values()):
+                flow = facts.flow if fn is None else fn.flow
                 for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
                     if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
                         targets = called_names(flow, facts, target)
+                    elif kind == "self" and fn is not None and fn.cls is not None and fn.cls in facts.classes:
+                        # ``self.dataset(...)`` with ``self.dataset = DATASETS[name]``
+                        owner = ClassRef(facts, facts.classes[fn.cls])
+                        if model.find_method(owner, target) is not None:
+                            continue
+                        held = [c for c in model.held_classes(owner, target) if c.key in datasets]
+                        if held:
+                            sites.append((facts, flow, args, kwargs))
+                        continue
                     else:
                         targets = [target] if kind == "ref" else []
                     for name in targets:

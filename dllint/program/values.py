@@ -734,7 +734,10 @@ class Values:
                 return []
             if kind == "self":
                 m = self.find_method(self_cls, target)
-                return [(m, not _static(m.fn))] if m is not None else []
+                if m is not None:
+                    return [(m, not _static(m.fn))]
+                inits = [self.find_method(found, "__init__") for found in self.held_classes(self_cls, target)]
+                return [(init, True) for init in inits if init is not None]
             if kind == "super":
                 owner = self.class_of(fnref)
                 m = self.find_method(self_cls, target, after=owner) if owner is not None else None
@@ -744,6 +747,43 @@ class Values:
                 m = self.find_method(self_cls, target[1], after=start) if isinstance(start, ClassRef) else None
                 return [(m, not _static(m.fn))] if m is not None else []
         return []
+
+    def held_classes(self, cls, attr: str) -> list:
+        """``self.dataset(path, files)`` with ``self.dataset = DATASETS[opt.dataset]`` (or a class
+        assigned directly): the project classes the attribute may hold."""
+        memo = self.__dict__.setdefault("_held_memo", {})
+        key = (cls.key, attr)
+        found = memo.get(key)
+        if found is None:
+            out: dict = {}
+            for r in self.mro(cls):  # (every write: the call index is being built)
+                for qual in r.cls.methods.values():
+                    fn = r.file.functions.get(qual)
+                    for write in fn.flow.writes.get(attr, ()) if fn is not None and fn.flow is not None else ():
+                        if write[0] == "=":
+                            self._named_classes(write[1], Env(r.file, FuncRef(r.file, fn), cls), 0, out)
+            found = memo[key] = list(out.values())
+        return found
+
+    def _named_classes(self, ir, env, depth, out) -> None:
+        """The project classes an expression names, through locals, conditionals and dicts of
+        classes, without evaluating a call or asking a call site (it serves the call index)."""
+        if depth > 6 or not isinstance(ir, tuple) or not ir:
+            return
+        tag = ir[0]
+        if tag == "g":
+            found = self.resolve(ir[1], env.facts.root)
+            if isinstance(found, ClassRef):
+                out.setdefault(found.key, found)
+        elif tag == "u":
+            for option in ir[1]:
+                self._named_classes(option, env, depth + 1, out)
+        elif tag in ("n", "nk") and env.flow is not None:
+            for value in env.flow.locals.get(ir[1], ()):
+                self._named_classes(value, env, depth + 1, out)
+        elif tag == "i":  # ``DATASETS[name]``
+            for value, value_env in self._dict_values(ir[1], env, depth):
+                self._named_classes(value, value_env, depth + 1, out)
 
     def _passed_values(self, fnref, name: str, self_cls=None) -> Val | None:
         """The join of what the call sites pass as parameter ``name``; None: no call site seen (or
@@ -759,12 +799,60 @@ class Values:
             if found is _MISSING:
                 continue  # the default applies (already joined)
             if found is None:
-                return None  # *args / **kwargs: not matched
+                # *args / **kwargs: what the callers of a forwarding function pass it
+                v = self._forwarded(env, plist, name, args, kwargs, 0)
+                if v is None:
+                    return None
+                out = join(out, v)
+                continue
             v = self._eval(found, env, 2)
             if grows(v) or v.has("device") or v.device:
                 v = sized(v, v.size, None)
             out = join(out, v)
         return out if not out.is_bottom else BOTTOM
+
+    def _forwarded(self, env, plist, name, args, kwargs, depth) -> Val | None:
+        """Parameter ``name`` (of ``plist``) at a call ``f(*args, **kwargs)`` made by a function
+        that only forwards what it is given (``def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)``): what that function's own call sites pass in its
+        place, through more forwarders. None when it cannot be matched."""
+        fwd = env.fn
+        if fwd is None or depth > 3 or fwd.fn.params[1:] or fwd.fn.cls is None:
+            return None  # (a forwarder of nothing but *args / **kwargs, a method)
+        star = next((j for j, a in enumerate(args) if a[0] == "*"), None)
+        i = plist.index(name) if name in plist else None
+        index = i - star if star is not None and i is not None and i >= star and args[star][1][0] == "p" else None
+        by_name = any(k is None and v[0] == "p" for k, v in kwargs)
+        if index is None and not by_name:
+            return None
+        sites = self._sites_on(fwd, env.self_cls)
+        if not sites:
+            # a subclass nothing constructs passes nothing (a sibling that is built does)
+            return BOTTOM if depth else None
+        out = BOTTOM
+        for site_env, site_args, site_kwargs, _row, _skip in sites:
+            found = next((v for k, v in site_kwargs if k == name), _MISSING) if by_name else _MISSING
+            if found is _MISSING and index is not None:
+                for j, a in enumerate(site_args):
+                    if a[0] == "*":
+                        found = None if j <= index else _MISSING
+                        break
+                else:
+                    found = site_args[index] if index < len(site_args) else _MISSING
+            if found is _MISSING:
+                if any(k is None for k, _ in site_kwargs):
+                    found = None
+                else:
+                    continue
+            if found is None:
+                # the caller forwards too: its own callers, the same place further out
+                v = self._forwarded(site_env, [*([None] * index), name] if index is not None else [name], name, site_args, site_kwargs, depth + 1)
+                if v is None:
+                    return None
+                out = join(out, v)
+                continue
+            out = join(out, self._eval(found, site_env, 2))
+        return out
 
     def _sites_on(self, fnref, self_cls) -> list:
         """The call sites that run a base-class method on an instance of ``self_cls``: when a class
