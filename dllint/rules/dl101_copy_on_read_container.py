@@ -51,7 +51,7 @@ BOUNDED_WORDS = frozenset(
         "class", "classes", "classnames", "category", "categories", "cat", "cats", "catid", "catids",
         "vocab", "vocabulary", "mean", "std", "transform", "transforms", "aug", "augs", "augmentation",
         "augmentations", "pipeline", "cfg", "config", "conf", "configs", "opt", "opts", "args", "hparams",
-        "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales", "shape",
+        "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales",
     }
 )
 _MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
