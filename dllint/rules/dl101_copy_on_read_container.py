@@ -86,7 +86,10 @@ class CopyOnReadContainer(Rule):
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
-              project's call sites, per-sample caches such as `[None] * len(self.files)` (or
+              project's call sites (through subclasses that forward `*args, **kwargs` to
+              `super().__init__`, and classes built through an attribute holding a class or a
+              dict of classes: `self.dataset = DATASETS[name]; self.dataset(path, files)`),
+              per-sample caches such as `[None] * len(self.files)` (or
               `[None] * n` with `n` the number of samples `__len__` returns); a set of the
               files a listing, a walk or an archive gives (each file once already); a dict of a
               few keys each holding such a list (`{split: [every image of the split]}`);
@@ -102,7 +105,8 @@ class CopyOnReadContainer(Rule):
               calls, a function defined inside it, a module-level function it hands the
               instance to, `load_image(self, index)`, the `get_data_info(index)` an OpenMMLab
               base's `__getitem__` calls, torchvision's `ImageFolder.__getitem__` reading
-              `samples`) indexes it with the sample index, directly
+              `samples`, `CIFAR10` / `MNIST` reading `data` and `targets`, `SVHN` / `STL10`
+              `data` and `labels`) indexes it with the sample index, directly
               or through a `@property` / a getter that returns it, or `__iter__` walks it;
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
@@ -119,7 +123,10 @@ class CopyOnReadContainer(Rule):
             row with `.iloc[idx]` / `.loc[idx]`) and the code shows it has a string (object)
             column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`) is passed
             to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
-            `os.path.join`, `re.search` ...) or given a str method in worker code. Under pandas < 3
+            `os.path.join`, `re.search` ...), joined to or formatted into a string
+            (`row["id"] + ".mp4"`, `"{}.mp4".format(row[1])`) or given a str method in worker
+            code, also inside a method of the class the row or the cell is handed to
+            (`self._get_video_path(row)`). Under pandas < 3
             (or pandas 3 without pyarrow) such a column holds one Python str per row. Numeric
             frames (numpy blocks) and frames read with `dtype_backend="pyarrow"` stay quiet. There
             is no automatic fix for a DataFrame: convert its string columns to `string[pyarrow]`
@@ -148,7 +155,8 @@ class CopyOnReadContainer(Rule):
             `_AbstractDataset` with `__getitem__`, whose subclasses the training script builds by
             name: `datasets.__dict__[name](...)`). A class defined in an entry script (one with
             `if __name__ == "__main__":`) that no project file imports and no loader uses is indexed
-            by that script in its own process: quiet. So is a Dataset in a project that never
+            by that script in its own process: quiet; a package module that no file imports
+            (`python -m pkg.eval.run`) decides with the loaders of its own `__main__` code. So is a Dataset in a project that never
             starts workers: its loaders all keep `num_workers` at the default 0 and no file's code
             names workers at all (no `num_workers`, `--workers` option or `workers_per_gpu` key),
             even when the class reaches them unseen (unpickled). Records loaded
