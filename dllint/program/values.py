@@ -494,30 +494,31 @@ class Values:
                 return [p for ret in callee.fn.flow.returns for p in self._tuple_items(ret, callee_env, depth + 1, seen)]
         return []
 
-    def _called_classes(self, func, env, depth, out, seen) -> None:
+    def _called_classes(self, func, env, depth, out, seen, returns: bool = True) -> None:
         """The classes a call of ``func`` may construct: the class itself, what a project
-        function returns, a class a local or a registry holds."""
-        if not isinstance(func, tuple) or not func:
+        function returns, a class a local or a registry holds. ``returns=False``: only the classes
+        the expression names (no function's result, no call site asked: it serves the call index)."""
+        if not isinstance(func, tuple) or not func or depth > 6:
             return
         tag = func[0]
         if tag == "g":
             found = self.resolve(func[1], env.facts.root)
             if isinstance(found, ClassRef):
                 out.setdefault(found.key, found)
-            elif isinstance(found, FuncRef) and found.fn.flow is not None:
+            elif returns and isinstance(found, FuncRef) and found.fn.flow is not None:
                 callee_env = Env(found.file, found, self.class_of(found))
                 for ret in found.fn.flow.returns:
                     self._classes_into(ret, callee_env, depth + 1, out, seen)
         elif tag == "u":
             for option in func[1]:
-                self._called_classes(option, env, depth, out, seen)
+                self._called_classes(option, env, depth, out, seen, returns)
         elif tag in ("n", "nk") and env.flow is not None:
             for value in env.flow.locals.get(func[1], ()):
-                self._called_classes(value, env, depth + 1, out, seen)
+                self._called_classes(value, env, depth + 1, out, seen, returns)
         elif tag == "i":
             # ``REGISTRY[name](...)``: the classes a dict of classes holds
             for values in self._dict_values(func[1], env, depth):
-                self._called_classes(values[0], values[1], depth + 1, out, seen)
+                self._called_classes(values[0], values[1], depth + 1, out, seen, returns)
 
     def _dict_values(self, ir, env, depth) -> list:
         """[(value IR, env)] of the dict displays an expression may be."""
@@ -761,29 +762,9 @@ class Values:
                     fn = r.file.functions.get(qual)
                     for write in fn.flow.writes.get(attr, ()) if fn is not None and fn.flow is not None else ():
                         if write[0] == "=":
-                            self._named_classes(write[1], Env(r.file, FuncRef(r.file, fn), cls), 0, out)
+                            self._called_classes(write[1], Env(r.file, FuncRef(r.file, fn), cls), 0, out, set(), returns=False)
             found = memo[key] = list(out.values())
         return found
-
-    def _named_classes(self, ir, env, depth, out) -> None:
-        """The project classes an expression names, through locals, conditionals and dicts of
-        classes, without evaluating a call or asking a call site (it serves the call index)."""
-        if depth > 6 or not isinstance(ir, tuple) or not ir:
-            return
-        tag = ir[0]
-        if tag == "g":
-            found = self.resolve(ir[1], env.facts.root)
-            if isinstance(found, ClassRef):
-                out.setdefault(found.key, found)
-        elif tag == "u":
-            for option in ir[1]:
-                self._named_classes(option, env, depth + 1, out)
-        elif tag in ("n", "nk") and env.flow is not None:
-            for value in env.flow.locals.get(ir[1], ()):
-                self._named_classes(value, env, depth + 1, out)
-        elif tag == "i":  # ``DATASETS[name]``
-            for value, value_env in self._dict_values(ir[1], env, depth):
-                self._named_classes(value, value_env, depth + 1, out)
 
     def _passed_values(self, fnref, name: str, self_cls=None) -> Val | None:
         """The join of what the call sites pass as parameter ``name``; None: no call site seen (or
