@@ -555,9 +555,10 @@ class Engine:
         return result, analysed, analysed_at, read_at
 
     def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute) -> None:
-        """Follow the chains of base classes and re-exports a round's structural questions were
-        on when they met unparsed files (``ProgramModel.chase``), on cheap models of the files
-        parsed so far: one file per link, without a whole round of demands per link."""
+        """Follow the chains a round's questions were on when they met unparsed files (base
+        classes, re-exports, values and worker code reaching into another file's function:
+        ``ProgramModel.chase``), on cheap models of the files parsed so far: one file per link,
+        without a whole round of demands per link."""
         for _ in range(MAX_ROUNDS):
             if not chains:
                 return

@@ -122,10 +122,11 @@ class Symbols:
         return FuncRef(facts, fn) if fn is not None else None
 
     def chase(self, questions) -> set[str]:
-        """Ask again, loudly, structural questions another model asked (its ``chains``): the
-        unparsed files they meet now. A chain of base classes or re-exports through files without
-        trigger words needs one more file per link; the planner follows it on a fresh model of
-        the files parsed so far, without a whole round of demands per link."""
+        """Ask again, loudly, the questions another model asked that met unparsed files (its
+        ``chains``: class ancestry, name resolution, attribute and parameter values, worker code):
+        the unparsed files they meet now. A chain of base classes, re-exports or calls through
+        files without trigger words needs one more file per link; the planner follows it on a
+        fresh model of the files parsed so far, without a whole round of demands per link."""
         with self.quietly(False):
             for question in sorted(questions, key=repr):
                 kind = question[0]
