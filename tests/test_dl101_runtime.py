@@ -100,7 +100,10 @@ CASES = {
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],
     "dl101/per_video_tables": [("fixed", "per_video_tables", "VideoTest(root, 'list.lst')", "videos")],
-    "projects/dl101_forwarded_args": [("fixed", "depth.datasets.kitti", "KITTIRAWDataset(root, [f'a {i}' for i in range(40)], 4, 4)", "filenames")],
+    "projects/dl101_forwarded_args": [
+        ("fixed", "depth.datasets.kitti", "KITTIRAWDataset(root, [f'a {i}' for i in range(40)], 4, 4)", "filenames"),
+        ("fixed", "depth.datasets.stereo", "StereoKITTI(root, [f'l{i} r{i}' for i in range(30)])", "pairs"),
+    ],
     "projects/dl101_star_import": [("fixed", "feats.utils", "ResizeDataset(sorted(__import__('glob').glob(root + '/*.txt')))", "files")],
 }
 

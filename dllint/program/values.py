@@ -800,6 +800,8 @@ class Values:
         fwd = env.fn
         if fwd is None or depth > 3 or fwd.fn.params[1:] or fwd.fn.cls is None:
             return None  # (a forwarder of nothing but *args / **kwargs, a method)
+        if args[:1] == (("self",),):  # ``Base.__init__(self, *args, **kwargs)``
+            args = args[1:]
         star = next((j for j, a in enumerate(args) if a[0] == "*"), None)
         i = plist.index(name) if name in plist else None
         index = i - star if star is not None and i is not None and i >= star and args[star][1][0] == "p" else None
@@ -812,6 +814,8 @@ class Values:
             return BOTTOM if depth else None
         out = BOTTOM
         for site_env, site_args, site_kwargs, _row, _skip in sites:
+            if site_args[:1] == (("self",),):  # ``Fwd.__init__(self, *args)``: the instance first
+                site_args = site_args[1:]
             found = next((v for k, v in site_kwargs if k == name), _MISSING) if by_name else _MISSING
             if found is _MISSING and index is not None:
                 for j, a in enumerate(site_args):
