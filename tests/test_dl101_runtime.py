@@ -99,6 +99,7 @@ CASES = {
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],
+    "dl101/explicit_base_init": [("fixed", "explicit_base_init", "AlignedDataset(None, root)", "files")],
     "dl101/per_video_tables": [("fixed", "per_video_tables", "VideoTest(root, 'list.lst')", "videos")],
     "projects/dl101_forwarded_args": [
         ("fixed", "depth.datasets.kitti", "KITTIRAWDataset(root, [f'a {i}' for i in range(40)], 4, 4)", "filenames"),

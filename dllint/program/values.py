@@ -724,7 +724,9 @@ class Values:
                     init = self.find_method(found, "__init__")
                     return [(init, True)] if init is not None else []
                 if isinstance(found, FuncRef):
-                    return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] in ("self", "cls"))]
+                    # a method named through its class: ``Base.__init__(self, ...)`` passes the
+                    # instance itself; a classmethod (``Cls.build(...)``) gets its class implicitly
+                    return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] == "cls")]
                 return []
             if kind == "local":
                 # a local holding a class or a function: each project one its assignments name
@@ -800,8 +802,10 @@ class Values:
         fwd = env.fn
         if fwd is None or depth > 3 or fwd.fn.params[1:] or fwd.fn.cls is None:
             return None  # (a forwarder of nothing but *args / **kwargs, a method)
-        if args[:1] == (("self",),):  # ``Base.__init__(self, *args, **kwargs)``
+        if args[:1] == (("self",),):  # ``Base.__init__(self, *args, **kwargs)``: the instance first
             args = args[1:]
+            if list(plist[:1]) == ["self"]:
+                plist = plist[1:]
         star = next((j for j, a in enumerate(args) if a[0] == "*"), None)
         i = plist.index(name) if name in plist else None
         index = i - star if star is not None and i is not None and i >= star and args[star][1][0] == "p" else None
