@@ -328,8 +328,7 @@ class Engine:
             for _ in range(MAX_ROUNDS):
                 index = ProgramModel(facts, self.settings, layout)
                 index.project_names_workers = names_workers
-                new = {p for p in self._demands(index, data, facts, seen_names, entries, read_errors, focus) if not _is_stub(p, explicit)}
-                new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
+                new = self._parseable(self._demands(index, data, facts, seen_names, entries, read_errors, focus), explicit, data, entries, read_errors)
                 if not new:
                     converged = True
                     break
@@ -563,12 +562,18 @@ class Engine:
             if not chains:
                 return
             model = ProgramModel(facts, self.settings, layout)
-            new = {p for p in model.chase(chains) if p not in facts and not _is_stub(p, explicit)}
+            new = self._parseable({p for p in model.chase(chains) if p not in facts}, explicit, data, entries, read_errors)
             chains = model.chains  # the questions that met the files parsed next: the rest ended
-            new = {p for p in new if p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None}
             if not new:
                 return
             facts.update(compute(new))
+
+    def _parseable(self, paths, explicit, data, entries, read_errors) -> set[str]:
+        """The files of ``paths`` to parse: not a type stub, and readable (read now if needed)."""
+        return {
+            p for p in paths
+            if not _is_stub(p, explicit) and (p in data or p in entries or self._read_into(p, data, entries, read_errors) is not None)
+        }
 
     def _demands(self, index: ProgramModel, data, facts, seen_names: dict, entries=None, read_errors=None, focus=None) -> set[str]:
         """Files the analysis needs that are not parsed yet (dllint/program/plan.py decides);

@@ -222,14 +222,17 @@ TORCHVISION_SAMPLE_ATTRS = {
 }
 
 
+def _torchvision_dataset(base: str) -> str | None:
+    """The class name of a ``torchvision.datasets`` class (``ImageFolder``), else None."""
+    return base.rsplit(".", 1)[-1] if base.startswith("torchvision.datasets.") else None
+
+
 def torchvision_sample_attrs(base: str) -> tuple[str, ...]:
     """The attributes a torchvision dataset base's own ``__getitem__`` indexes per sample."""
-    if not base.startswith("torchvision.datasets."):
-        return ()
-    return TORCHVISION_SAMPLE_ATTRS.get(base.rsplit(".", 1)[-1], ())
+    return TORCHVISION_SAMPLE_ATTRS.get(_torchvision_dataset(base) or "", ())
 
 
 def is_torchvision_folder(base: str) -> bool:
     """torchvision's ``DatasetFolder`` / ``ImageFolder``: its constructor lists the files under the
     root into ``samples`` and its ``__getitem__`` indexes ``self.samples`` per sample."""
-    return base.startswith("torchvision.datasets.") and base.rsplit(".", 1)[-1] in ("ImageFolder", "DatasetFolder")
+    return _torchvision_dataset(base) in ("ImageFolder", "DatasetFolder")

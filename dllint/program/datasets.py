@@ -37,6 +37,11 @@ class SampleUses:
         member = self.in_hierarchy(ref)
         worker = [f for f, _ in self.worker_functions(ref).values() if member(f) or _instance_helper(f)]
         tainted = self._index_params(ref, worker)
+
+        def follow(name):  # a method of the class a DataFrame row is handed to
+            m = self.find_method(ref, name)
+            return (m.fn.flow, m.fn.params) if m is not None and m.fn.flow is not None else None
+
         for fn in worker:
             flow = fn.fn.flow
             if flow is None:
@@ -55,10 +60,6 @@ class SampleUses:
                     attr = self._accessed(ref, attr)
                     if attr is not None:
                         out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
-            def follow(name, ref=ref):  # a method the row is handed to
-                m = self.find_method(ref, name)
-                return (m.fn.flow, m.fn.params) if m is not None and m.fn.flow is not None else None
-
             for attr, how in sorted(_frame_uses(flow, params, local_taint, follow) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
         # ``self.data = self.db``: one object under two names; what the samples do to ``data``
@@ -71,9 +72,8 @@ class SampleUses:
                         out[source[1]] = list(out[attr])
         if self.find_method(ref, "__getitem__") is None:
             # a library base serves the samples: what its ``__getitem__`` indexes per sample
-            for base in sorted(self.external_bases(ref)):
-                for attr in library_sample_attrs(canonical(base) or base):
-                    out.setdefault(attr, []).append(("index", "__getitem__", ref.cls.span.row))
+            for attr in self._library_samples(ref):
+                out.setdefault(attr, []).append(("index", "__getitem__", ref.cls.span.row))
         for attr, (source, fn_name, row) in sorted(self._one_per_element(ref, out).items()):
             out.setdefault(source, []).append(("feeds", fn_name, row))
         for attr, (source, fn_name, row) in sorted(self._walked_samples(ref, out).items()):
@@ -84,10 +84,17 @@ class SampleUses:
     def library_reader(self, ref: ClassRef, attr: str) -> str | None:
         """The library base whose own code reads ``self.<attr>`` (torchvision's ``ImageFolder``
         indexes ``samples``), or None: uses dllint does not see, so no fix is proven safe."""
+        return self._library_samples(ref).get(attr)
+
+    def _library_samples(self, ref: ClassRef) -> dict[str, str]:
+        """attr -> the library base whose own ``__getitem__`` indexes ``self.<attr>`` with the
+        sample index: torchvision's ``ImageFolder`` reads ``samples``, ``CIFAR10`` ``data`` and
+        ``targets`` (dllint/names.py ``TORCHVISION_SAMPLE_ATTRS``)."""
+        out: dict[str, str] = {}
         for base in sorted(self.external_bases(ref)):
-            if attr in library_sample_attrs(canonical(base) or base):
-                return base
-        return None
+            for attr in torchvision_sample_attrs(canonical(base) or base):
+                out.setdefault(attr, base)
+        return out
 
     def _walked_samples(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
         """attr -> (source attr, function, row) for a container built by walking another
@@ -259,13 +266,6 @@ class SampleUses:
                         out.setdefault(callee.key, set()).update(hit)
                         changed = True
         return out
-
-
-def library_sample_attrs(base: str) -> tuple[str, ...]:
-    """The attributes a library Dataset base's own ``__getitem__`` indexes with the sample index:
-    torchvision's ``DatasetFolder`` / ``ImageFolder`` read ``self.samples[index]``, ``CIFAR10``
-    ``self.data[index], self.targets[index]`` (dllint/names.py ``TORCHVISION_SAMPLE_ATTRS``)."""
-    return torchvision_sample_attrs(base)
 
 
 def _instance_helper(fn: FuncRef) -> bool:

@@ -54,8 +54,8 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         # the planner's name demand finds). Memoized answers remember the unparsed files they met
         # (``_deps``), so a quiet answer reused by a loud question still records them.
         self.misses: set[str] = set()
-        # the structural questions (class ancestry, name resolution) asked loudly that met
-        # unparsed files: the planner follows their chains (``chase``)
+        # the questions asked loudly that met unparsed files (class ancestry, name resolution,
+        # attribute and parameter values, worker code): the planner follows their chains (``chase``)
         self.chains: set[tuple] = set()
         self._quiet = 0
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress

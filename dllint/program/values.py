@@ -384,13 +384,18 @@ class Values:
     def attr_value(self, cls, attr: str, include_workers: bool = False) -> Val:
         """What ``self.<attr>`` holds on an instance of ``cls`` once it is built: every write in
         the class hierarchy (not those in worker code, unless ``include_workers``)."""
-        if self._outermost():  # the planner follows what it meets (``chase``)
-            before = len(self.misses)
-            out = self._attr_value(cls, attr, include_workers)
-            if len(self.misses) > before:
-                self.chains.add(("attr_value", cls.key, attr, include_workers))
-            return out
-        return self._attr_value(cls, attr, include_workers)
+        return self._asked(("attr_value", cls.key, attr, include_workers), self._attr_value, cls, attr, include_workers)
+
+    def _asked(self, question: tuple, compute, *args) -> Val:
+        """``compute(*args)``; asked loudly from outside any other computation (by the planner or
+        a rule) and meeting unparsed files, the question is one the planner follows (``chase``)."""
+        if not self._outermost():
+            return compute(*args)
+        before = len(self.misses)
+        out = compute(*args)
+        if len(self.misses) > before:
+            self.chains.add(question)
+        return out
 
     def _attr_value(self, cls, attr: str, include_workers: bool) -> Val:
         memo = self.__dict__.setdefault("_attr_memo", {})
@@ -646,13 +651,8 @@ class Values:
 
     def param_value(self, fnref, name: str, self_cls=None) -> Val:
         """A parameter: its default and what every call site in the project passes."""
-        if self._outermost():  # the planner follows what it meets (``chase``)
-            before = len(self.misses)
-            out = self._param_value(fnref, name, self_cls)
-            if len(self.misses) > before:
-                self.chains.add(("param_value", fnref.key, name, self_cls.key if self_cls is not None else None))
-            return out
-        return self._param_value(fnref, name, self_cls)
+        question = ("param_value", fnref.key, name, self_cls.key if self_cls is not None else None)
+        return self._asked(question, self._param_value, fnref, name, self_cls)
 
     def _param_value(self, fnref, name: str, self_cls) -> Val:
         memo = self.__dict__.setdefault("_param_memo", {})
