@@ -366,3 +366,84 @@ class Cached(Lines):
     assert writers("Cached") == ["Lines"]  # it runs through super()._load()
     assert writers("Lines") == ["Lines"]
     assert idx.attr_value(by_name["Packed"], "items").kinds == frozenset({"ndarray"})
+
+
+def _cli_model(*sources):
+    """A model of several modules written as source: (module, code) pairs under /x."""
+    files = {}
+    for module, src in sources:
+        facts = facts_of(src, module)
+        files[facts.path] = facts
+    return build(*files.values())
+
+
+CLI_LOADER = """
+from torch.utils.data import DataLoader
+from param import args
+
+def loaders(ds, opt):
+    a = DataLoader(ds, num_workers=args.num_workers)
+    b = DataLoader(ds, num_workers=int(opt.threads))
+    c = DataLoader(ds, num_workers=opt.data.num_workers)
+    return a, b, c
+"""
+
+
+def test_worker_count_from_command_line_defaults():
+    param = """
+import argparse
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--numWorkers", dest="num_workers", default=0)
+    parser.add_argument("-t", "--threads", type=int, default=4)
+    return parser.parse_args()
+args = parse_args()
+"""
+    model = _cli_model(("param", param), ("loaders", CLI_LOADER))
+    assert model.cli_default("num_workers") == 0
+    assert model.cli_default("threads") == 4
+    a, b, c = sorted(model.loaders, key=lambda ld: ld.call.span.row)
+    assert [ld.workers for ld in (a, b, c)] == ["maybe", "maybe", "maybe"]
+    # flat namespaces take the option's default; a nested config key is not an option
+    assert [model.default_workers(ld) for ld in (a, b, c)] == ["no", "yes", "maybe"]
+
+
+def test_command_line_defaults_that_do_not_decide():
+    declared_twice = """
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--num_workers", type=int, default=0)
+q = argparse.ArgumentParser()
+q.add_argument("--num_workers", type=int, default=8)
+q.add_argument("--threads", type=int)
+"""
+    model = _cli_model(("param", declared_twice), ("loaders", CLI_LOADER))
+    assert model.cli_default("num_workers") is None  # two defaults: either may run
+    assert model.cli_default("threads") is None  # no default: None, not a count
+    assigned = """
+import argparse
+from param import args
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_workers", type=int, default=0)
+args.num_workers = 8
+"""
+    model = _cli_model(("param", assigned), ("loaders", CLI_LOADER))
+    assert model.cli_default("num_workers") is None
+    updated = """
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_workers", type=int, default=0)
+args = parser.parse_args()
+args.__dict__.update(load_config(args))
+"""
+    model = _cli_model(("param", updated), ("loaders", CLI_LOADER))
+    assert model.cli_default("num_workers") is None
+    click_src = """
+import click
+@click.command()
+@click.option("--num-workers", default=0)
+def main(num_workers):
+    pass
+"""
+    model = _cli_model(("cli", click_src))
+    assert model.cli_default("num_workers") == 0

@@ -13,7 +13,7 @@ import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
-from dllint.facts.starts import argparse_worker_options, argparse_workers, extract_starts
+from dllint.facts.starts import argparse_worker_options, argparse_workers, cli_option_defaults, extract_starts
 from dllint.facts.uses import attribute_uses, membership_tests
 from dllint.model import (
     CallRef,
@@ -199,6 +199,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     workers = argparse_workers(ctx)
     if workers:
         facts.signals["argparse_workers"] = workers
+    cli = cli_option_defaults(ctx)
+    if cli:
+        facts.signals["cli_options"] = cli
     options = argparse_worker_options(ctx)
     if options:
         facts.signals["argparse_worker_options"] = options

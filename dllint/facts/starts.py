@@ -351,3 +351,85 @@ def argparse_workers(ctx) -> dict:
             span = ctx.span(node)
             out[(span.row, span.col)] = (default, ctx.segment(nw, 60))
     return out
+
+
+# ----------------------------------------------------------------------------- command-line defaults
+
+OPTION_METHODS = frozenset({"add_argument", "add_option"})  # argparse, optparse (any parser object)
+CLICK_OPTIONS = frozenset({"click.option", "click.decorators.option"})
+ABSL_INTEGERS = frozenset({"absl.flags.DEFINE_integer", "gflags.DEFINE_integer", "tensorflow.compat.v1.flags.DEFINE_integer"})
+
+
+def _int_default(node) -> int | None:
+    """A non-negative int literal (``0``, ``4``); None for anything else (no default is None)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value if node.value >= 0 else None
+    return None
+
+
+def _click_dest(call: ast.Call) -> str | None:
+    """The parameter a ``click.option`` fills: an explicit name, else the first long flag."""
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    plain = [n for n in names if not n.startswith("-")]
+    if plain:
+        return plain[0]
+    longs = [n for n in names if n.startswith("--")]
+    return longs[0][2:].replace("-", "_") if longs else None
+
+
+def cli_option_defaults(ctx) -> dict | None:
+    """The command-line options a file declares, wherever its parser lives (a module-level
+    parser, one built in ``parse_args()``, a group, a parser handed in as a parameter): option
+    name (argparse's ``dest``) -> its default when that is a non-negative int literal, else None
+    (no default, a computed one, declared twice differently, ``set_defaults(**config)``). And the
+    attribute names the file assigns on a name other than ``self`` (``args.workers = 8``), which
+    override a default. The program model joins these over the project (``cli_default``)."""
+    options: dict[str, int | None] = {}
+    overridden = False
+
+    def declare(dest: str | None, default) -> None:
+        if not dest or not dest.isidentifier():
+            return
+        if dest in options and options[dest] != default:
+            default = None
+        options[dest] = default
+
+    stores: set[str] = set()
+    for node in ctx.nodes(ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in OPTION_METHODS:
+            if not any(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args[:1]):
+                continue
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            declare(_option_dest(node), _int_default(default))
+        elif isinstance(func, ast.Attribute) and func.attr == "update" and _namespace_dict(func.value):
+            overridden = True  # vars(args).update(config), args.__dict__.update(...): any option may change
+        elif isinstance(func, ast.Attribute) and func.attr == "set_defaults":
+            for k in node.keywords:
+                if k.arg is None:
+                    overridden = True
+                else:
+                    declare(k.arg, _int_default(k.value))
+        else:
+            name = ctx.call_name(node)
+            if name in CLICK_OPTIONS:
+                default = next((k.value for k in node.keywords if k.arg == "default"), None)
+                declare(_click_dest(node), _int_default(default))
+            elif name in ABSL_INTEGERS and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant):
+                declare(node.args[0].value if isinstance(node.args[0].value, str) else None, _int_default(node.args[1]))
+    for node in ctx.nodes(ast.Assign, ast.AugAssign, ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
+                    stores.add(t.attr)
+    if not options and not stores and not overridden:
+        return None
+    return {"options": options, "stores": sorted(stores), "bulk": overridden}
+
+
+def _namespace_dict(node) -> bool:
+    """``vars(x)`` or ``x.__dict__``: a namespace's options as a dict."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars":
+        return True
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__"

@@ -6,12 +6,33 @@ targets' default).
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
 from dllint.names import GET_CONTEXT, START_METHODS, canonical
 from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import Env
+
+
+OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?[A-Za-z_]\w*\.([A-Za-z_]\w*)\)?")
+CLICK_DECORATORS = frozenset({"click.option", "click.decorators.option"})
+
+
+def option_read(loader: Loader, alt: Value) -> str | None:
+    """The command-line option a loader's worker count reads: an attribute of a flat namespace
+    (``args.workers``, ``int(opt.n_threads)``, ``self.args.num_workers``; not a nested config
+    such as ``cfg.data.workers``), or a parameter of a click command (``@click.option
+    ("--num-workers")`` filling ``num_workers``)."""
+    text = alt.text or ""
+    match = OPTION_READ.fullmatch(text)
+    if match is not None and text.startswith("int(") == text.endswith(")"):
+        return match.group(1)
+    if alt.kind == "param" and alt.ref:
+        fn = loader.file.functions.get(loader.call.scope or "")
+        if fn is not None and CLICK_DECORATORS & set(fn.decorators):
+            return alt.ref
+    return None
 
 
 class Loaders:
@@ -128,6 +149,57 @@ class Loaders:
         if verdicts == {"yes"}:
             return "yes"
         return "maybe"
+
+    @cached_property
+    def _cli_options(self) -> tuple[dict[str, set], frozenset[str]]:
+        """The project's command-line options (dllint/facts/starts.py ``cli_option_defaults``):
+        option -> the defaults its declarations give (None: not a literal int), and the option
+        names some file assigns on a namespace; a file updating a namespace wholesale
+        (``vars(args).update(config)``) leaves every option's default undecided."""
+        options: dict[str, set] = {}
+        stores: set[str] = set()
+        bulk = False
+        for facts in self.files.values():
+            found = facts.signals.get("cli_options")
+            if not found:
+                continue
+            for dest, default in found["options"].items():
+                options.setdefault(dest, set()).add(default)
+            stores.update(found["stores"])
+            bulk = bulk or found["bulk"]
+        if bulk:
+            return {}, frozenset()
+        return options, frozenset(stores)
+
+    def cli_default(self, option: str) -> int | None:
+        """The value of a command-line option when the program runs with its defaults: every
+        declaration of it in the project gives the same int and no code assigns it; else None."""
+        options, stores = self._cli_options
+        found = options.get(option)
+        if not found or len(found) != 1 or option in stores:
+            return None
+        return next(iter(found))
+
+    def default_workers(self, loader: Loader) -> str:
+        """``loader.workers`` when the program runs with its command-line defaults: a count read
+        from a flat option namespace (``args.workers``, ``int(opt.n_threads)``,
+        ``self.args.num_workers``) takes the option's project-wide default (``cli_default``)."""
+        if loader.workers != "maybe" or loader.call.unresolved_kwargs:
+            return loader.workers
+        value = loader.call.args.get("num_workers")
+        if value is None:
+            return loader.workers
+        verdicts = set()
+        for alt in value.alternatives():
+            const = alt.const if alt.kind == "const" else None
+            if const is None:
+                option = option_read(loader, alt)
+                const = self.cli_default(option) if option else None
+            if isinstance(const, int) and not isinstance(const, bool):
+                verdicts.add("no" if const <= 0 else "yes")
+            else:
+                verdicts.add("maybe")
+        return verdicts.pop() if len(verdicts) == 1 else "maybe"
 
     def context_of(self, facts: FileFacts, call: LoaderCall) -> str | None:
         value = call.args.get("multiprocessing_context")

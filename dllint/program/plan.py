@@ -20,6 +20,7 @@ Rounds repeat until nothing new is needed; the final model is then built once.
 
 from __future__ import annotations
 
+from dllint.program.loaders import option_read
 from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import called_names
 
@@ -44,6 +45,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             for fn, _ in _reach(model, targets, None, focus).values():
                 _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
+    _option_files(model, loaders, names)
     for cls in model.dataset_classes():
         if classes is not None and cls.key not in classes:
             continue
@@ -94,6 +96,23 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             if starts_workers:
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}
+
+
+OPTION_WORDS = frozenset({"add_argument", "add_option", "set_defaults", "click", "DEFINE_integer"})
+
+
+def _option_files(model, loaders, names: dict) -> None:
+    """The files that may declare the command-line option a loader's worker count reads
+    (``num_workers=args.workers``): those naming the option and a parser's word (the program
+    model takes the option's default, ``Loaders.default_workers``)."""
+    for loader in model.loaders:
+        if loader.workers != "maybe" or (loaders is not None and id(loader) not in loaders):
+            continue
+        value = loader.call.args.get("num_workers")
+        for alt in value.alternatives() if value is not None else ():
+            option = option_read(loader, alt)
+            if option:
+                names.setdefault(option, set()).update(OPTION_WORDS)
 
 
 def _serving_siblings(model, focus: frozenset[str], names: dict) -> None:

@@ -352,13 +352,15 @@ class CopyOnReadContainer(Rule):
 
     @staticmethod
     def _quiet(model, ref) -> bool:
-        """Every loader using the class has no workers, or starts them only with spawn/forkserver."""
+        """Every loader using the class has no workers (with the program's command-line defaults:
+        ``num_workers=args.workers`` where ``--workers`` defaults to 0), or starts them only with
+        spawn/forkserver."""
         loaders = model.deciding_loaders(ref)
         if not loaders:
             # no loader in sight: judged as the common case (workers, fork), unless an entry script
             # that nothing imports keeps the class to itself, or the project never starts workers
             return model.script_only(ref) or model.never_starts_workers
-        active = [ld for ld in loaders if ld.may_start_workers]
+        active = [ld for ld in loaders if model.default_workers(ld) != "no"]
         if not active:
             return True
         return all("fork" not in ld.start_methods and "unknown" not in ld.start_methods for ld in active)
