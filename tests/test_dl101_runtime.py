@@ -105,6 +105,13 @@ CASES = {
         ("fixed", "depth.datasets.kitti", "KITTIRAWDataset(root, [f'a {i}' for i in range(40)], 4, 4)", "filenames"),
         ("fixed", "depth.datasets.stereo", "StereoKITTI(root, [f'l{i} r{i}' for i in range(30)])", "pairs"),
     ],
+    "dl101/negative_shards": [("fixed", "negative_shards", "TarShards(root)", "images")],
+    "projects/dl101_cli_defaults": [
+        ("fixed", "src.extract", "FrameDataset(root)", "frames"),
+        ("fixed", "src.pretrain.caption_data", "CaptionDataset(root + '/list.lst')", "lines"),
+    ],
+    "projects/dl101_cli_overridden": [("fixed", "data", "ListDataset(root + '/pairs.lst')", "items")],
+    "projects/dl101_class_argument": [("fixed", "dataset.graph_dataset", "TextDataset(None, root + '/list')", "rows")],
     "projects/dl101_star_import": [("fixed", "feats.utils", "ResizeDataset(sorted(__import__('glob').glob(root + '/*.txt')))", "files")],
 }
 
@@ -121,6 +128,7 @@ NOT_RUNNABLE = {
     "dl101/nested_setitem": "needs a Pascal VOC folder of split files (its fix is unsafe)",
     "dl101/openmmlab_base": "needs mmdet3d (its fix is unsafe)",
     "dl101/torchvision_folder": "needs torchvision (not a test dependency; its fixes are unsafe)",
+    "projects/dl101_script_in_package": "needs a JSON-lines caption file (its fix is unsafe)",
 }
 
 RUNNER = r"""
