@@ -60,6 +60,14 @@ DATALOADER_CLASSES = frozenset(
 )
 
 MAP_DATASET = "torch.utils.data.Dataset"
+# torch datasets that serve the samples of the datasets they are built from: a loader given one
+# runs the wrapped datasets' ``__getitem__`` (the first argument; for the concatenations, the
+# elements of the list it is given)
+DATASET_WRAPPERS = {
+    "torch.utils.data.Subset": "one",
+    "torch.utils.data.ConcatDataset": "many",
+    "torch.utils.data.ChainDataset": "many",
+}
 ITERABLE_DATASET = "torch.utils.data.IterableDataset"
 
 # Dataset base classes: a class deriving from any of these is a Dataset.

@@ -133,6 +133,64 @@ def test_one_candidate_outside_the_search_roots_is_taken(tmp_path):
     assert "pkg/run.py:5:14: DL301" in out, out
 
 
+def test_a_package_module_run_as_a_script_imports_from_its_own_folder(tmp_path):
+    """pkg/eval/run.py has a main guard: run as `python pkg/eval/run.py`, its folder is
+    sys.path[0] and `from data import Images` is pkg/eval/data.py, before the project root's
+    data.py. A package module without a main guard does not search its folder."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "data.py": CLEAN_DATA,
+            "pkg/__init__.py": "",
+            "pkg/eval/__init__.py": "",
+            "pkg/eval/data.py": CUDA_DATA,
+            "pkg/eval/run.py": TRAIN,
+            "pkg/eval/lib.py": "from data import Images\n",
+        },
+    )
+    analysis = analyse(tmp_path, ["pkg/eval/run.py", "pkg/eval/lib.py"])
+    model = analysis.project.index
+    (loader,) = model.loaders
+    assert [os.path.relpath(d.file.path, tmp_path) for d in loader.datasets] == ["pkg/eval/data.py"]
+    lib = model.files[str(tmp_path / "pkg/eval/lib.py")]
+    found = model.resolve(lib.imports["Images"], lib.root)
+    assert os.path.relpath(found.file.path, tmp_path) == "data.py"
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "."])
+    assert "pkg/eval/run.py:5:14: DL301" in out, out
+
+
+def test_a_script_in_a_package_keeps_its_own_names_when_a_sibling_shares_the_package_name(tmp_path):
+    """diffusion/diffusion.py beside diffusion/guided.py (a script with a main guard): the
+    model names guided.py's own definitions `diffusion.guided.X`; those are found from the
+    package root, never in the sibling module diffusion/diffusion.py."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "diffusion/__init__.py": "",
+            "diffusion/diffusion.py": "X = 1\n",
+            "diffusion/guided.py": """
+                from torch.utils.data import DataLoader, Dataset
+
+                class Dataset(Dataset):
+                    def __len__(self):
+                        return 4
+
+                    def __getitem__(self, i):
+                        return i
+
+                if __name__ == "__main__":
+                    for batch in DataLoader(Dataset(), num_workers=2):
+                        pass
+            """,
+        },
+    )
+    analysis = analyse(tmp_path, ["diffusion/guided.py"])
+    model = analysis.project.index
+    assert [ref.cls.qualname for ref in model.dataset_classes()] == ["diffusion.guided.Dataset"]
+
+
 # ------------------------------------------------------------------------- namespace packages
 
 

@@ -49,6 +49,42 @@ class _Ambiguous:
 AMBIGUOUS = _Ambiguous()
 
 
+class ScriptRoot(str):
+    """The package root of a module that also runs as a script (``python pkg/eval/run.py``, a
+    package module with ``if __name__ == "__main__":``): run so, its own folder is ``sys.path[0]``,
+    searched before the package root, and ``import utils`` there means its sibling
+    ``pkg/eval/utils.py``. Names of its own package (``pkg.eval.run.Images``: how the model
+    names the file's own definitions, and the package's absolute imports) are looked up from the
+    package root only. A ``str`` (the package root) that remembers that folder and package; two
+    are the same root only with the same folder (the resolution memo is keyed by root)."""
+
+    def __new__(cls, root: str, script_dir: str, package: str):
+        obj = super().__new__(cls, root)
+        obj.script_dir = script_dir
+        obj.package = package
+        return obj
+
+    def __eq__(self, other) -> bool:
+        return str.__eq__(self, other) and getattr(other, "script_dir", None) == self.script_dir
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((str(self), self.script_dir))
+
+    def __reduce__(self):
+        return (ScriptRoot, (str(self), self.script_dir, self.package))
+
+
+def script_root(facts) -> str:
+    """The import root of an analysed file: a package module with a main guard also runs as a
+    script (``ScriptRoot``); any other file's package root."""
+    if facts.main_guard is None or "." not in facts.module or facts.is_package or isinstance(facts.root, ScriptRoot):
+        return facts.root
+    return ScriptRoot(facts.root, os.path.dirname(facts.path), facts.module.split(".")[0])
+
+
 def find_project_root(paths: list[str]) -> str | None:
     """The nearest folder above the paths holding a project marker, or None."""
     starts = [os.path.abspath(p) for p in paths] or [os.getcwd()]
@@ -138,12 +174,16 @@ class Layout:
             self._by_module = out
         return self._by_module
 
-    def roots_for(self, file_root: str) -> tuple[str, ...]:
-        """The import search roots of a file whose package root is ``file_root``, in order."""
-        out = [file_root]
+    def roots_for(self, file_root: str, top: str | None = None) -> tuple[str, ...]:
+        """The import search roots of a file whose package root is ``file_root``, in order, for
+        a module whose top-level name is ``top``."""
+        out = [str(file_root)]
+        script_dir = getattr(file_root, "script_dir", None)
+        if script_dir is not None and script_dir not in out and top != file_root.package:
+            out.insert(0, script_dir)
         for r in self.src:
-            if r not in out:
-                out.append(r)
+            if str(r) not in out:
+                out.append(str(r))
         return tuple(out)
 
     # ------------------------------------------------------------------ finding modules
@@ -199,7 +239,7 @@ class Layout:
         # the top-level name: the first root with a regular module/package wins; namespace
         # portions are merged in root order
         portions: list[str] = []
-        for root in self.roots_for(file_root):
+        for root in self.roots_for(file_root, parts[0]):
             base = os.path.join(root, parts[0])
             hit = self._module_file(base)
             if hit is not None:

@@ -10,7 +10,7 @@ import re
 from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
-from dllint.names import GET_CONTEXT, START_METHODS, canonical
+from dllint.names import DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
 from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import Env
 
@@ -83,7 +83,9 @@ class Loaders:
         project: list[ClassRef] = []
         external: list[str] = []
         for alt in self.expand(value, facts):
-            if alt.kind == "call" and alt.ref:
+            # ``Subset(ds, idx)``, ``ConcatDataset([a, b])``: the wrapped datasets serve the samples
+            wrapper = alt.kind == "call" and bool(alt.ref) and canonical(alt.ref) in DATASET_WRAPPERS
+            if alt.kind == "call" and alt.ref and not (wrapper and call.args_ir.get("dataset") is not None):
                 found = self.resolve(alt.ref, facts.root)
                 if isinstance(found, ClassRef):
                     project.append(found)
@@ -91,7 +93,7 @@ class Loaders:
                     external.append(found)
             elif alt.kind == "param" and alt.ref and call.args_ir.get("dataset") != ("self",):
                 project.extend(self._passed_datasets(facts, call.scope, alt.ref))
-            elif (alt.kind in ("unknown", "param") or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
+            elif (wrapper or alt.kind in ("unknown", "param") or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
                 # (``DataLoader(dataset=self)`` in a method: the class's own instances)
                 # a wrapper's attribute, a registry, a factory's result: the values model follows it
                 fn = facts.functions.get(call.scope)

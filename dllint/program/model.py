@@ -14,11 +14,13 @@ Where each question is answered:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dllint.model import FileFacts
 from dllint.names import DATALOADER_CLASSES
 from dllint.program.datasets import SampleUses
 from dllint.program.hazards import Hazards
-from dllint.program.layout import Layout
+from dllint.program.layout import Layout, script_root
 from dllint.program.loaders import Loaders
 from dllint.program.refs import ClassRef, FuncRef, Loader  # noqa: F401 (re-exported)
 from dllint.program.starts import Starts
@@ -34,7 +36,9 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
     ``layout`` the project's files and import roots (dllint/program/layout.py)."""
 
     def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None):
-        self.files = {path: files[path] for path in sorted(files)}  # path order: deterministic answers
+        # path order: deterministic answers; a package module that runs as a script also imports
+        # from its own folder (layout.ScriptRoot)
+        self.files = {path: _with_import_root(files[path]) for path in sorted(files)}
         self.settings = settings
         self.layout = layout if layout is not None else Layout.from_facts(self.files)
         self.dataset_bases = frozenset(settings.dataset_bases)
@@ -63,3 +67,8 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self._resolve_budget = MAX_RESOLVE_STEPS
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
+
+
+def _with_import_root(facts: FileFacts) -> FileFacts:
+    root = script_root(facts)
+    return facts if root is facts.root else replace(facts, root=root)

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dllint.names import DATALOADER_CLASSES, canonical, is_openmmlab_dataset, is_torchvision_folder
+from dllint.names import DATALOADER_CLASSES, DATASET_WRAPPERS, canonical, is_openmmlab_dataset, is_torchvision_folder
 from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
+# methods of tensors and arrays that no Python container has: what the receiver must have been
+ARRAY_METHODS = {
+    "cpu": "tensor", "cuda": "tensor", "detach": "tensor", "contiguous": "tensor", "half": "tensor",
+    "clone": "tensor", "numpy": "ndarray", "astype": "ndarray",
+}
 # kinds whose size is a number of elements (a Python container or a lazy sequence of elements)
 SIZED = CONTAINERS | frozenset({"ndarray-obj", "iterator", "generator", "range", "records"})
 # kinds that may still be a container (nothing known)
@@ -447,6 +452,11 @@ class Values:
         seen.add(key)
         tag = ir[0]
         if tag == "c":
+            wrapped = _wrapped_datasets(ir)
+            if wrapped is not None:
+                for inner in wrapped:
+                    self._classes_into(inner, env, depth + 1, out, seen)
+                return
             self._called_classes(ir[1], env, depth, out, seen)
         elif tag == "u":
             for option in ir[1]:
@@ -455,11 +465,8 @@ class Values:
             for value in env.flow.locals.get(ir[1], ()):
                 self._classes_into(value, env, depth + 1, out, seen)
         elif tag == "p" and env.fn is not None:
-            params = list(env.fn.fn.params)
-            for site_env, args, kwargs, _row, skip_self in self.call_sites(env.fn)[:16]:
-                found = _bind_arg(params[1:] if skip_self and params else params, ir[1], args, kwargs)
-                if isinstance(found, tuple):
-                    self._classes_into(found, site_env, depth + 1, out, seen)
+            for found, site_env in self._site_arguments(env.fn, ir[1]):
+                self._classes_into(found, site_env, depth + 1, out, seen)
         elif tag in ("a", "s"):
             owners = {}
             if tag == "s":
@@ -524,6 +531,22 @@ class Values:
             # ``REGISTRY[name](...)``: the classes a dict of classes holds
             for values in self._dict_values(func[1], env, depth):
                 self._called_classes(values[0], values[1], depth + 1, out, seen, returns)
+        elif tag == "p" and returns and env.fn is not None:
+            # ``def load_dataset(self, dataset_class): dataset_class(args)``: the classes its
+            # callers pass (``self.load_dataset(GraphDataset)``)
+            for found, site_env in self._site_arguments(env.fn, func[1]):
+                self._called_classes(found, site_env, depth + 1, out, seen, returns)
+
+    def _site_arguments(self, fn, name: str) -> list:
+        """[(argument IR, its env)]: what the call sites of ``fn`` pass as its parameter ``name``
+        (the first 16 sites)."""
+        params = list(fn.fn.params)
+        out = []
+        for site_env, args, kwargs, _row, skip_self in self.call_sites(fn)[:16]:
+            found = _bind_arg(params[1:] if skip_self and params else params, name, args, kwargs)
+            if isinstance(found, tuple):
+                out.append((found, site_env))
+        return out
 
     def _dict_values(self, ir, env, depth) -> list:
         """[(value IR, env)] of the dict displays an expression may be."""
@@ -1392,6 +1415,9 @@ class Values:
     def _external_call(self, qual: str, args, kwargs, env, depth, where) -> Val:
         if qual in LISTINGS:
             kind, elem, text = LISTINGS[qual]
+            shards = _shard_pattern(args[0] if args else None) if qual in ("glob.glob", "glob.iglob") else None
+            if shards:
+                return Val(frozenset({kind}), elem=val("str", size=BOUNDED), size=BOUNDED, why=((f"shard files (`{shards}`)", *where),), detail=qual)
             e = val("walk", size=BOUNDED) if elem == "walk" else val(elem, size=BOUNDED)
             if elem == "walk":
                 files = container("list", val("str", size=BOUNDED), DATA)
@@ -1648,6 +1674,12 @@ class Values:
             return recv
         if recv.has("manager") and method in MANAGER_PROXIES:
             return val("proxy", detail=f"a `Manager().{method}()` proxy", size=UNKNOWN_SIZE)
+        if method in ARRAY_METHODS and recv.kinds & (CONTAINERS | {"records"}):
+            # no Python container has these: the call succeeds on a tensor or an array, so that is
+            # what the receiver was (``torch.load(p).cpu()``, a list joined with ``torch.cat``,
+            # ``np.array(x).astype(np.int32)``)
+            rest = recv.kinds - CONTAINERS - {"records"}
+            recv = replace(recv, kinds=rest or frozenset({ARRAY_METHODS[method]}), elem=recv.elem if rest else None, items=None)
         if method in ("cpu", "numpy", "item", "detach", "float", "double", "long", "int", "half", "contiguous", "clone", "eval", "train"):
             if method in ("cpu", "numpy", "item"):
                 return replace(recv, device=None)
@@ -1669,6 +1701,8 @@ class Values:
             if method != "glob" or (args and args[0][0] in ("k", "fs")):
                 return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing (`.{method}`)", *where),))
         if recv.has("path"):
+            if method in ("glob", "rglob") and args and _shard_pattern(args[0]):
+                return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=BOUNDED, why=((f"shard files (`{_shard_pattern(args[0])}`)", *where),))
             if method in PATH_LISTING_METHODS:
                 return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing ({PATH_LISTING_METHODS[method]})", *where),))
             if method in ("read_text",):
@@ -1937,6 +1971,48 @@ def _dtype_name(ir) -> str | None:
 
 
 _MISSING = object()
+
+
+# container formats a dataset is split into a few dozen of (an LMDB, a webdataset tar, a parquet
+# or arrow table, a TFRecord file): a listing of them is bounded, each holds many samples
+SHARD_SUFFIXES = (".lmdb", ".tar", ".parquet", ".arrow", ".tfrecord", ".tfrecords", ".zarr")
+
+
+def _shard_pattern(ir) -> str | None:
+    """The glob pattern of a listing of shard files (``"*.lmdb"``, ``os.path.join(root,
+    "*.tar")``, ``root + "/*.parquet"``), or None."""
+    if not isinstance(ir, tuple) or not ir:
+        return None
+    text = None
+    if ir[0] == "k" and isinstance(ir[1], str):
+        text = ir[1]
+    elif ir[0] == "c" and ir[1] == ("g", "os.path.join") and ir[2]:
+        last = ir[2][-1]
+        text = last[1] if last[0] == "k" and isinstance(last[1], str) else None
+    elif ir[0] == "b" and ir[1] == "+":
+        right = ir[3]
+        text = right[1] if isinstance(right, tuple) and right[:1] == ("k",) and isinstance(right[1], str) else None
+    if text and "*" in text and text.lower().endswith(SHARD_SUFFIXES):
+        return text
+    return None
+
+
+def _wrapped_datasets(ir) -> list | None:
+    """The datasets a torch wrapper call is built from (``Subset(ds, idx)``, ``ConcatDataset([a,
+    b])``), None when the call is not one of those wrappers (``names.DATASET_WRAPPERS``)."""
+    func = ir[1]
+    if not (isinstance(func, tuple) and func and func[0] == "g"):
+        return None
+    how = DATASET_WRAPPERS.get(canonical(func[1]))
+    if how is None:
+        return None
+    args, kwargs = ir[2], ir[3]
+    first = args[0] if args else next((v for k, v in kwargs if k in ("dataset", "datasets")), None)
+    if not isinstance(first, tuple) or not first or first[0] == "*":
+        return []
+    if how == "one":
+        return [first]
+    return list(first[2]) if first[0] == "L" else []
 
 
 def _bind_arg(params: list, name: str, args, kwargs):

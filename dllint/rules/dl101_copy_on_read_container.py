@@ -54,7 +54,7 @@ BOUNDED_WORDS = frozenset(
         "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales",
     }
 )
-_MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
+_MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name|class|cls|cat|category)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
 
 
 def bounded_by_name(attr: str) -> bool:
@@ -146,7 +146,14 @@ class CopyOnReadContainer(Rule):
             arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
-            `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. Dataset
+            `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. A worker
+            count read from a command-line option (`num_workers=args.workers`, a click option)
+            counts with the option's default when every declaration in the project gives the same
+            one and no code assigns the option (`args.workers = 8`) or updates the namespace from a
+            configuration (`vars(args).update(cfg)`): `--workers` defaulting to 0 is a loader
+            without workers as the program runs by default. A loader given a `Subset` or
+            `ConcatDataset` runs the datasets it wraps; a Dataset class handed to a function that
+            constructs it (`self.load_dataset(GraphDataset)`) reaches that function's loaders. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
             judged as used by a loader with workers under fork, the common case; classes put in a
             dataset registry (`@DATASETS.register_module()`) that serve samples count as Datasets
