@@ -406,6 +406,7 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
     for i, arg in enumerate(call.args[skip:]):
         if isinstance(arg, ast.Starred):
             unresolved = True
+            args_ir["**"] = ("?",)  # positions unknown: nothing is forwarded by name only
             break
         positional += 1
         if i < len(DATALOADER_POSITIONAL):
@@ -427,6 +428,9 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
         resolved = _resolve_kwargs(ctx, kw.value)
         if resolved is None:
             unresolved = True
+            # the mapping the keywords come from (``**kwargs`` of the enclosing function: its
+            # callers' keywords; the program model looks there, ``Loaders.workers_of``)
+            args_ir["**"] = builder.expr(kw.value) if "**" not in args_ir else ("?",)
         else:
             for key, value in resolved.items():
                 args.setdefault(key, value)

@@ -135,7 +135,7 @@ class Loaders:
     def workers_of(self, facts: FileFacts, call: LoaderCall) -> str:
         value = call.args.get("num_workers")
         if value is None:
-            return "maybe" if call.unresolved_kwargs else "no"
+            return self._forwarded_workers(facts, call) if call.unresolved_kwargs else "no"
         verdicts = set()
         for alt in value.alternatives():
             const = alt.const if alt.kind == "const" else None
@@ -151,6 +151,31 @@ class Loaders:
         if verdicts == {"yes"}:
             return "yes"
         return "maybe"
+
+    def _forwarded_workers(self, facts: FileFacts, call: LoaderCall) -> str:
+        """The worker count of ``DataLoader(ds, **kwargs)`` in a function that forwards its own
+        ``**kwargs`` (``def get_dataloader(ds, **kwargs)``): what its call sites pass, "no" when
+        none of them passes ``num_workers``; "maybe" when a site's keywords are not all seen or
+        no call site is."""
+        splat = call.args_ir.get("**")
+        fn = facts.functions.get(call.scope)
+        if fn is None or not (isinstance(splat, tuple) and splat[:1] == ("p",)):
+            return "maybe"
+        sites = self.call_sites(self._funcref(facts, fn))
+        if not sites:
+            return "maybe"
+        verdicts = set()
+        for _env, _args, kwargs, _row, _skip in sites:
+            if any(k is None for k, _ in kwargs):
+                return "maybe"
+            passed = next((v for k, v in kwargs if k == "num_workers"), None)
+            if passed is None:
+                verdicts.add("no")
+            elif passed[0] == "k" and isinstance(passed[1], int) and not isinstance(passed[1], bool):
+                verdicts.add("no" if passed[1] <= 0 else "yes")
+            else:
+                verdicts.add("maybe")
+        return verdicts.pop() if len(verdicts) == 1 else "maybe"
 
     @cached_property
     def _cli_options(self) -> tuple[dict[str, set], frozenset[str]]:
