@@ -191,6 +191,23 @@ def test_a_script_in_a_package_keeps_its_own_names_when_a_sibling_shares_the_pac
     assert [ref.cls.qualname for ref in model.dataset_classes()] == ["diffusion.guided.Dataset"]
 
 
+def test_a_script_named_like_its_folder_imports_the_folder_as_a_namespace_package(tmp_path):
+    """train/train.py doing `from train.data import Images`: from train/ (its own folder) `train`
+    is the script itself, a module without submodules, where the import fails; the program runs
+    from the project root (`python -m train.train`), where `train` is the folder."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "train/data.py": CLEAN_DATA,
+            "train/train.py": TRAIN.replace("from data import", "from train.data import"),
+        },
+    )
+    analysis = analyse(tmp_path, ["train/train.py"])
+    (loader,) = analysis.project.index.loaders
+    assert [os.path.relpath(d.file.path, tmp_path) for d in loader.datasets] == ["train/data.py"]
+
+
 # ------------------------------------------------------------------------- namespace packages
 
 

@@ -86,7 +86,7 @@ class Flow:
     # what a generator yields: ((IR of the value, iterables of the loops around it), ...)
     yielded: tuple = ()
     # self.attr[index] reads: attr -> (IR of the index, ...); "m()" for ``self.m()[index]``
-    indexes: dict[str, tuple] = field(default_factory=dict)
+    indexes: dict[str, tuple] = field(default_factory=dict)  # ("elt", ix): an element's index (self.x[k][ix])
     iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
     deletes: frozenset[str] = frozenset()  # self attributes deleted (``del self.x``)
     # calls whose arguments matter across functions: (kind, target, args, kwargs, row) with kind
@@ -384,6 +384,12 @@ class FlowBuilder:
                     if self._is_self_attr(n.value) and isinstance(n.ctx, ast.Load):
                         self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
                     elif (
+                        isinstance(n.value, ast.Subscript) and self._is_self_attr(n.value.value)
+                        and isinstance(n.ctx, ast.Load) and isinstance(n.slice, ast.Name)
+                    ):
+                        # self.images_lr[self.idx_scale][idx]: its elements are indexed by the name
+                        self._indexes.setdefault(n.value.value.attr, []).append(("elt", self.expr(n.slice)))
+                    elif (
                         isinstance(n.value, ast.Call) and self._is_self_attr(n.value.func)
                         and not n.value.args and not n.value.keywords and isinstance(n.ctx, ast.Load)
                     ):
@@ -535,6 +541,9 @@ class FlowBuilder:
                 elif isinstance(recv, ast.Subscript) and self._is_self_attr(recv.value):
                     # self.by_class[c].append(x): the dict's values grow
                     self._write(recv.value.attr, "setitem-" + method, ("kv", self.expr(recv.slice), value), call)
+                elif isinstance(recv, ast.Subscript) and isinstance(recv.value, ast.Name):
+                    # names_lr[si].append(x): the list's (or dict's) elements grow
+                    self._mut(recv.value.id, "setitem-" + method, ("kv", self.expr(recv.slice), value))
             if self.self_name is not None and isinstance(recv, ast.Name) and recv.id == self.self_name:
                 self._calls.append(("self", method, *self._args(call), call.lineno))
                 return

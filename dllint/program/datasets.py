@@ -56,10 +56,15 @@ class SampleUses:
                 continue
             local_taint = _tainted_locals(flow, params)
             for attr, indexes in flow.indexes.items():
-                if any(_uses(ix, params, local_taint) for ix in indexes):
-                    attr = self._accessed(ref, attr)
-                    if attr is not None:
-                        out.setdefault(attr, []).append(("index", fn.fn.name, fn.fn.span.row))
+                if any(_uses(ix, params, local_taint) for ix in indexes if ix[0] != "elt"):
+                    how = "index"
+                elif any(_uses(ix[1], params, local_taint) for ix in indexes if ix[0] == "elt"):
+                    how = "element-index"  # self.images_lr[self.idx_scale][idx]
+                else:
+                    continue
+                attr = self._accessed(ref, attr)
+                if attr is not None:
+                    out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
             for attr, how in sorted(_frame_uses(flow, params, local_taint, follow) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
         # ``self.data = self.db``: one object under two names; what the samples do to ``data``

@@ -243,7 +243,13 @@ class Layout:
             base = os.path.join(root, parts[0])
             hit = self._module_file(base)
             if hit is not None:
-                return self._descend(hit, base, parts[1:])
+                found = self._descend(hit, base, parts[1:])
+                if found is None and parts[1:] and not hit.endswith("__init__.py"):
+                    # ``train.data_utils`` where this root holds the script ``train.py``: a module
+                    # holds no submodules, so the import fails from here; the program runs with
+                    # another root first (``python -m train.train`` from the project root)
+                    continue
+                return found
             if self._isdir(base):
                 portions.append(base)
         for base in portions:

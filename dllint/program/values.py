@@ -1871,8 +1871,9 @@ class Values:
                 inner_how = how.split("-", 1)[1]
                 v = Val(frozenset({"list" if inner_how == "append" else "set" if inner_how == "add" else "list"}), elem=v, size=loop_size if loops else BOUNDED, why=loop_why)
             if kinds & {"list", "ndarray", "tensor"} and "dict" not in kinds:
-                if "list" in kinds and not how.startswith("setitem-"):
-                    # x[i] = v on a list keeps its length; v is one of its elements now
+                if "list" in kinds:
+                    # x[i] = v on a list keeps its length; v is one of its elements now (and
+                    # x[i].append(v): its elements grow)
                     return join(current, Val(frozenset({"list"}), elem=v, size=EMPTY))
                 return current
             size = loop_size if loops else BOUNDED

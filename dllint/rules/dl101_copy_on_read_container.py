@@ -293,7 +293,7 @@ class CopyOnReadContainer(Rule):
             return "none", "convert its string columns to `string[pyarrow]` or numpy fixed-width arrays", None
         if value.kinds != frozenset({"list"}):
             return "none", f"not always a list; {advice}", None
-        if tables and value.elem is not None and value.elem.kinds & (PY_CONTAINERS | {"records"}):
+        if (tables or _nested_data(value, True)) and value.elem is not None and value.elem.kinds & (PY_CONTAINERS | {"records"}):
             # packing the outer list would unpickle a whole table on every read
             return "none", "each element is a table read per sample: pack each one (a serialized list or an array)", None
         writes = model.attr_writes(ref, attr, include_workers=True)
@@ -396,7 +396,9 @@ class CopyOnReadContainer(Rule):
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         follows = [f"one entry per element of `self.{src}`, the samples" for how, src, _row in raw_uses if how == "follows"]
         size = value.size
-        nested = size == BOUNDED and _nested_data(value)  # {split: [every file of the split]}
+        # {split: [every file]}; [per-scale file lists] whose elements worker code indexes per sample
+        element_indexed = any(how == "element-index" for how, _f, _r in raw_uses)
+        nested = (size == BOUNDED or (size == UNKNOWN_SIZE and element_indexed)) and _nested_data(value, element_indexed)
         if size == DATA:
             grows = True
         elif size == LOAD:
@@ -405,7 +407,7 @@ class CopyOnReadContainer(Rule):
             # built by walking an attribute that is used as the samples
             grows = bool(uses) or follows or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
-            grows = (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
+            grows = nested or (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
         elif nested:
@@ -528,7 +530,7 @@ class CopyOnReadContainer(Rule):
             flow = fn.fn.flow
             if attr in flow.iterates:
                 return True
-            if any(not _literal_index(ix) for ix in flow.indexes.get(attr, ())):
+            if any(ix[0] != "elt" and not _literal_index(ix) for ix in flow.indexes.get(attr, ())):
                 return True
             for kind, target, args, _kw, _row in flow.calls:
                 if kind == "attr" and target[0] == attr:
@@ -576,10 +578,13 @@ def _literal_index(ix) -> bool:
     return ix[0] == "L" and ix[1] == "tuple" and bool(ix[2]) and all(isinstance(e, tuple) and e[:1] == ("k",) for e in ix[2])
 
 
-def _nested_data(value) -> bool:
-    """A container of a few data-sized lists or dicts (``{split: [every file]}``)."""
+def _nested_data(value, indexed: bool) -> bool:
+    """A container of a few data-sized lists or dicts (``{split: [every file]}``; a list of
+    per-scale file lists whose elements worker code indexes per sample,
+    ``self.images_lr[self.idx_scale][idx]``)."""
     elem = value.elem
-    if not (value.kinds & PY_CONTAINERS) <= {"dict"} or not value.has("dict"):
+    kinds = value.kinds & PY_CONTAINERS
+    if not ((kinds <= {"dict"} and value.has("dict")) or (indexed and kinds == {"list"})):
         return False  # a dict keyed by split / source / kind; a list of lists is judged by its uses
     return elem is not None and bool(elem.kinds) and elem.kinds <= {"list", "dict", "tuple", "set", "deque"} and elem.size == DATA and bool(elem.why)
 
