@@ -106,6 +106,7 @@ CASES = {
         ("fixed", "depth.datasets.stereo", "StereoKITTI(root, [f'l{i} r{i}' for i in range(30)])", "pairs"),
     ],
     "dl101/negative_shards": [("fixed", "negative_shards", "TarShards(root)", "images")],
+    "dl101/starred_tuple_args": [("fixed", "starred_tuple_args", "load(root + '/pairs.lst')", "ids")],
     "dl101/nested_lists": [("fixed", "nested_lists", "SRData(root, ext='.txt')", "images_hr")],
     "dl101/forwarded_loader_kwargs": [("fixed", "forwarded_loader_kwargs", "TextDataset(root)", "files")],
     "projects/dl101_cli_defaults": [

@@ -56,6 +56,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             _reach(model, [init], cls, focus)
         names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
     _argument_modules(model, classes)
+    _class_receivers(model, classes)
     for cls in model.classes():
         if classes is not None and cls.key not in classes:
             continue
@@ -279,6 +280,43 @@ def _device_modules(model, fn: FuncRef, cls) -> None:
             for attr in sorted(attrs):
                 for wfn, write in model.attr_writes(cls, attr, include_workers=True):
                     _module_names(model, write[1], wfn.file.root, set())
+
+
+def _class_receivers(model, keep) -> None:
+    """The functions a Dataset class or an instance of it is handed to
+    (``self.load_dataset(GraphDataset)``, whose ``dataset_class(...)`` builds it for a loader;
+    ``utils.prepare_eval_samples(VQADataset(path), n)``, directly or through a local): their
+    files hold the loaders that decide how the class runs. Resolving them loudly records the
+    unparsed files (a helper module, a base class's module)."""
+
+    def named(ir, flow, depth=0):
+        if ir[:1] == ("g",):
+            return [ir[1]]
+        if ir[:1] == ("c",) and ir[1][:1] == ("g",):
+            return [ir[1][1]]
+        if ir[:1] in (("n",), ("nk",)) and depth == 0:
+            return [q for v in flow.locals.get(ir[1], ()) for q in named(v, flow, 1)]
+        return []
+
+    with model.quietly():
+        datasets = {c.key for c in model.dataset_classes() if keep is None or c.key in keep}
+        words = {key[1].rpartition(".")[2] for key in datasets}
+        found = []
+        for facts in model.files.values():
+            for fn in (None, *facts.functions.values()):
+                flow = facts.flow if fn is None else fn.flow
+                for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
+                    if kind not in ("self", "ref"):
+                        continue
+                    passed = [q for a in (*args, *(v for _, v in kwargs)) for q in named(a, flow) if q.rpartition(".")[2] in words]
+                    if any(getattr(model.resolve(q, facts.root), "key", None) in datasets for q in passed):
+                        found.append((facts, fn, kind, target))
+    with model.quietly(False):
+        for facts, fn, kind, target in found:
+            if kind == "ref":
+                model.resolve(target, facts.root)
+            elif fn is not None and fn.cls is not None and fn.cls in facts.classes:
+                model.find_method(ClassRef(facts, facts.classes[fn.cls]), target)
 
 
 def _argument_modules(model, keep) -> None:

@@ -805,8 +805,11 @@ class Values:
             if found is _MISSING:
                 continue  # the default applies (already joined)
             if found is None:
-                # *args / **kwargs: what the callers of a forwarding function pass it
-                v = self._forwarded(env, plist, name, args, kwargs, 0)
+                # ``Dataset(*load(split))``: the item of a fixed tuple at the parameter's place;
+                # else *args / **kwargs: what the callers of a forwarding function pass it
+                v = self._starred(plist, name, args, env)
+                if v is None:
+                    v = self._forwarded(env, plist, name, args, kwargs, 0)
                 if v is None:
                     return None
                 out = join(out, v)
@@ -816,6 +819,23 @@ class Values:
                 v = sized(v, v.size, None)
             out = join(out, v)
         return out if not out.is_bottom else BOTTOM
+
+    def _starred(self, plist, name, args, env) -> Val | None:
+        """Parameter ``name`` at a call ``f(a, *t)`` where ``t`` is a fixed tuple (a function
+        returning ``x, y, z``): its item at the parameter's place; None when not known."""
+        if name not in plist:
+            return None
+        stars = [j for j, a in enumerate(args) if a[0] == "*"]
+        if len(stars) != 1 or stars[0] != len(args) - 1:
+            return None
+        j = stars[0]
+        i = plist.index(name) - j
+        if i < 0:
+            return None
+        t = self._eval(args[j][1], env, 2)
+        if t.items is None or i >= len(t.items):
+            return None
+        return t.items[i]
 
     def _forwarded(self, env, plist, name, args, kwargs, depth) -> Val | None:
         """Parameter ``name`` (of ``plist``) at a call ``f(*args, **kwargs)`` made by a function
@@ -2027,7 +2047,7 @@ def _bind_arg(params: list, name: str, args, kwargs):
     i = params.index(name)
     for j, a in enumerate(args):
         if a[0] == "*":
-            return None if j <= i else _MISSING
+            return None if j <= i else args[i]  # (before the star: passed positionally)
     if i < len(args):
         return args[i]
     if any(k is None for k, _ in kwargs):

@@ -586,7 +586,12 @@ def _nested_data(value, indexed: bool) -> bool:
     kinds = value.kinds & PY_CONTAINERS
     if not ((kinds <= {"dict"} and value.has("dict")) or (indexed and kinds == {"list"})):
         return False  # a dict keyed by split / source / kind; a list of lists is judged by its uses
-    return elem is not None and bool(elem.kinds) and elem.kinds <= {"list", "dict", "tuple", "set", "deque"} and elem.size == DATA and bool(elem.why)
+    if elem is None or not elem.kinds or elem.size != DATA or not elem.why:
+        return False
+    lists = {"list", "dict", "tuple", "set", "deque"}
+    # all its values data-sized lists; or, when worker code indexes them per sample
+    # (``self.data["words"][idx]``), some of them (beside tensors or loaded records)
+    return elem.kinds <= lists or (indexed and bool(elem.kinds & lists))
 
 
 def _plain(v, depth: int) -> bool:
