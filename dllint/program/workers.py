@@ -224,11 +224,27 @@ class Workers:
         prove the project never uses workers. A class of a module that no analysed file imports
         is that module's own: its ``__main__`` code is how the class is used, so those loaders
         decide (``python -m pkg.eval.run`` defining its Dataset and loaders in one file)."""
-        own = not self.importers(ref.file.path)
+        own = not self.importers(ref.file.path) and not self._package_fragment(ref.file)
         return [
             ld for ld in self.loaders_using(ref)
             if not (ld.self_test and ld.workers == "no") or (own and ld.file.path == ref.file.path)
         ]
+
+    def _package_fragment(self, facts) -> bool:
+        """A package module whose relative imports name modules of its package that are not
+        there (``from .albu import IsotropicResize`` with no ``albu``): a piece of a package
+        whose other modules (the training code importing it) were not given, not a module run
+        on its own."""
+        if not facts.signals.get("relative_imports"):
+            return False
+        package = facts.module.rpartition(".")[0]
+        if not package:
+            return False
+        find = self.layout.find
+        return any(
+            target.startswith(package + ".") and not find(target, facts.root) and not find(target.rpartition(".")[0], facts.root)
+            for target in facts.imports.values()
+        )
 
     def script_only(self, ref: ClassRef) -> bool:
         """A class defined in an entry script (it has ``if __name__ == "__main__":``) that no project
