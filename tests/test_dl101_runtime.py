@@ -112,6 +112,7 @@ CASES = {
     "projects/dl101_cli_defaults": [
         ("fixed", "src.extract", "FrameDataset(root)", "frames"),
         ("fixed", "src.pretrain.caption_data", "CaptionDataset(root + '/list.lst')", "lines"),
+        ("fixed", "src.export", "ShardDataset(root + '/list.lst')", "keys"),
     ],
     "projects/dl101_cli_overridden": [("fixed", "data", "ListDataset(root + '/pairs.lst')", "items")],
     "projects/dl101_class_argument": [("fixed", "dataset.graph_dataset", "TextDataset(None, root + '/list')", "rows")],

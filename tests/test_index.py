@@ -447,3 +447,21 @@ def main(num_workers):
 """
     model = _cli_model(("cli", click_src))
     assert model.cli_default("num_workers") == 0
+
+
+def test_a_scripts_own_parser_decides_its_worker_count():
+    """Two training scripts declare `--workers` with different defaults: each loader reads its
+    own script's namespace."""
+    train_a = """
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+args = parser.parse_args()
+loader = DataLoader(ds, num_workers=args.workers)
+"""
+    train_b = train_a.replace("default=0", "default=8")
+    model = _cli_model(("train_a", train_a), ("train_b", train_b))
+    assert model.cli_default("workers") is None  # the project holds both
+    by_file = {ld.file.module: model.default_workers(ld) for ld in model.loaders}
+    assert by_file == {"train_a": "no", "train_b": "yes"}

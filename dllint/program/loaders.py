@@ -159,8 +159,8 @@ class Loaders:
         no call site is."""
         splat = call.args_ir.get("**")
         fn = facts.functions.get(call.scope)
-        if fn is None or not (isinstance(splat, tuple) and splat[:1] == ("p",)):
-            return "maybe"
+        if fn is None or not (isinstance(splat, tuple) and splat[:1] == ("p",)) or splat[1] in fn.params:
+            return "maybe"  # (a named parameter holding a dict: its callers pass it whole)
         sites = self.call_sites(self._funcref(facts, fn))
         if not sites:
             return "maybe"
@@ -178,11 +178,11 @@ class Loaders:
         return verdicts.pop() if len(verdicts) == 1 else "maybe"
 
     @cached_property
-    def _cli_options(self) -> tuple[dict[str, set], frozenset[str]]:
+    def _cli_options(self) -> tuple[dict[str, set], frozenset[str], bool]:
         """The project's command-line options (dllint/facts/starts.py ``cli_option_defaults``):
-        option -> the defaults its declarations give (None: not a literal int), and the option
-        names some file assigns on a namespace; a file updating a namespace wholesale
-        (``vars(args).update(config)``) leaves every option's default undecided."""
+        option -> the defaults its declarations give (None: not a literal int), the option names
+        some file assigns on a namespace, and whether a file updates a namespace wholesale
+        (``vars(args).update(config)``: every option's default is then undecided)."""
         options: dict[str, set] = {}
         stores: set[str] = set()
         bulk = False
@@ -194,16 +194,21 @@ class Loaders:
                 options.setdefault(dest, set()).add(default)
             stores.update(found["stores"])
             bulk = bulk or found["bulk"]
-        if bulk:
-            return {}, frozenset()
-        return options, frozenset(stores)
+        return options, frozenset(stores), bulk
 
-    def cli_default(self, option: str) -> int | None:
-        """The value of a command-line option when the program runs with its defaults: every
-        declaration of it in the project gives the same int and no code assigns it; else None."""
-        options, stores = self._cli_options
+    def cli_default(self, option: str, facts: FileFacts | None = None) -> int | None:
+        """The value of a command-line option when the program runs with its defaults: the
+        declaration in ``facts`` (the file reading the option: its own parser), else every
+        declaration of it in the project, when they give the same int and no code assigns it;
+        else None."""
+        options, stores, bulk = self._cli_options
+        if bulk or option in stores:
+            return None
+        own = facts.signals.get("cli_options") if facts is not None else None
+        if own and option in own["options"]:
+            return own["options"][option]
         found = options.get(option)
-        if not found or len(found) != 1 or option in stores:
+        if not found or len(found) != 1:
             return None
         return next(iter(found))
 
@@ -221,7 +226,7 @@ class Loaders:
             const = alt.const if alt.kind == "const" else None
             if const is None:
                 option = option_read(loader, alt)
-                const = self.cli_default(option) if option else None
+                const = self.cli_default(option, loader.file) if option else None
             if isinstance(const, int) and not isinstance(const, bool):
                 verdicts.add("no" if const <= 0 else "yes")
             else:

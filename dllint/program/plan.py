@@ -104,15 +104,17 @@ OPTION_WORDS = frozenset({"add_argument", "add_option", "set_defaults", "click",
 
 def _option_files(model, loaders, names: dict) -> None:
     """The files that may declare the command-line option a loader's worker count reads
-    (``num_workers=args.workers``): those naming the option and a parser's word (the program
-    model takes the option's default, ``Loaders.default_workers``)."""
+    (``num_workers=args.workers``) when the loader's own file does not: those naming the option
+    and a parser's word (the program model takes the option's default,
+    ``Loaders.default_workers``)."""
     for loader in model.loaders:
         if loader.workers != "maybe" or (loaders is not None and id(loader) not in loaders):
             continue
         value = loader.call.args.get("num_workers")
+        own = loader.file.signals.get("cli_options") or {"options": {}}
         for alt in value.alternatives() if value is not None else ():
             option = option_read(loader, alt)
-            if option:
+            if option and option not in own["options"]:  # (its own file's parser decides)
                 names.setdefault(option, set()).update(OPTION_WORDS)
 
 

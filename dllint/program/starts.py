@@ -37,10 +37,13 @@ class Starts:
         if loader.workers != "maybe":
             return loader.workers, shown
         found = loader.file.signals.get("argparse_workers", {}).get((loader.call.span.row, loader.call.span.col))
-        if found is None:
+        if found is not None:
+            default, text = found
+            return ("yes" if default > 0 else "no"), f"num_workers={text}, {default} by default"
+        by_default = self.default_workers(loader)  # an option declared in another file, a click option
+        if by_default == "maybe":
             return "maybe", shown
-        default, text = found
-        return ("yes" if default > 0 else "no"), f"num_workers={text}, {default} by default"
+        return by_default, f"{shown}, {'0' if by_default == 'no' else 'more than 0'} by default"
 
 
     def passing_calls(self, facts) -> list:

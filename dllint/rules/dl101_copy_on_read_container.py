@@ -147,11 +147,9 @@ class CopyOnReadContainer(Rule):
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
             `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. A worker
-            count read from a command-line option (`num_workers=args.workers`, a click option)
-            counts with the option's default when every declaration in the project gives the same
-            one and no code assigns the option (`args.workers = 8`) or updates the namespace from a
-            configuration (`vars(args).update(cfg)`): `--workers` defaulting to 0 is a loader
-            without workers as the program runs by default. A loader given a `Subset` or
+            count read from a command-line option (`num_workers=args.workers`) may be more than 0
+            whatever its default: `--workers` defaulting to 0 is raised on the command line to
+            train, and the copies grow then. A loader given a `Subset` or
             `ConcatDataset` runs the datasets it wraps; a Dataset class handed to a function that
             constructs it (`self.load_dataset(GraphDataset)`) reaches that function's loaders. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
@@ -359,15 +357,15 @@ class CopyOnReadContainer(Rule):
 
     @staticmethod
     def _quiet(model, ref) -> bool:
-        """Every loader using the class has no workers (with the program's command-line defaults:
-        ``num_workers=args.workers`` where ``--workers`` defaults to 0), or starts them only with
-        spawn/forkserver."""
+        """Every loader using the class has no workers, or starts them only with spawn/forkserver.
+        A worker count read from a command-line option may be more than 0, whatever its default
+        (``--workers`` defaulting to 0 is set on the command line to train)."""
         loaders = model.deciding_loaders(ref)
         if not loaders:
             # no loader in sight: judged as the common case (workers, fork), unless an entry script
             # that nothing imports keeps the class to itself, or the project never starts workers
             return model.script_only(ref) or model.never_starts_workers
-        active = [ld for ld in loaders if model.default_workers(ld) != "no"]
+        active = [ld for ld in loaders if ld.may_start_workers]
         if not active:
             return True
         return all("fork" not in ld.start_methods and "unknown" not in ld.start_methods for ld in active)
