@@ -284,6 +284,22 @@ def _device_modules(model, fn: FuncRef, cls) -> None:
                     _module_names(model, write[1], wfn.file.root, set())
 
 
+def _dataset_words(model, keep) -> tuple[set, set]:
+    """(keys of the project's Dataset classes, of the connected ones when ``keep`` is given; their
+    class names): what the planner looks for in calls."""
+    datasets = {c.key for c in model.dataset_classes() if keep is None or c.key in keep}
+    return datasets, {key[1].rpartition(".")[2] for key in datasets}
+
+
+def _project_calls(model):
+    """(facts, function or None for module code, its flow, call) for every call in the files."""
+    for facts in model.files.values():
+        for fn in (None, *facts.functions.values()):
+            flow = facts.flow if fn is None else fn.flow
+            for call in flow.calls if flow is not None else ():
+                yield facts, fn, flow, call
+
+
 def _class_receivers(model, keep) -> None:
     """The functions a Dataset class or an instance of it is handed to
     (``self.load_dataset(GraphDataset)``, whose ``dataset_class(...)`` builds it for a loader;
@@ -301,18 +317,14 @@ def _class_receivers(model, keep) -> None:
         return []
 
     with model.quietly():
-        datasets = {c.key for c in model.dataset_classes() if keep is None or c.key in keep}
-        words = {key[1].rpartition(".")[2] for key in datasets}
+        datasets, words = _dataset_words(model, keep)
         found = []
-        for facts in model.files.values():
-            for fn in (None, *facts.functions.values()):
-                flow = facts.flow if fn is None else fn.flow
-                for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
-                    if kind not in ("self", "ref"):
-                        continue
-                    passed = [q for a in (*args, *(v for _, v in kwargs)) for q in named(a, flow) if q.rpartition(".")[2] in words]
-                    if any(getattr(model.resolve(q, facts.root), "key", None) in datasets for q in passed):
-                        found.append((facts, fn, kind, target))
+        for facts, fn, flow, (kind, target, args, kwargs, _row) in _project_calls(model):
+            if kind not in ("self", "ref"):
+                continue
+            passed = [q for a in (*args, *(v for _, v in kwargs)) for q in named(a, flow) if q.rpartition(".")[2] in words]
+            if any(getattr(model.resolve(q, facts.root), "key", None) in datasets for q in passed):
+                found.append((facts, fn, kind, target))
     with model.quietly(False):
         for facts, fn, kind, target in found:
             if kind == "ref":
@@ -328,32 +340,28 @@ def _argument_modules(model, keep) -> None:
     live in files without data-loading words (parsed so the values are known). ``keep``: the
     connected classes of a named file's analysis (None: all)."""
     with model.quietly():
-        datasets = {c.key for c in model.dataset_classes() if keep is None or c.key in keep}
-        words = {key[1].rpartition(".")[2] for key in datasets}
+        datasets, words = _dataset_words(model, keep)
         sites = []
-        for facts in model.files.values():
-            for fn in (None, *facts.functions.values()):
-                flow = facts.flow if fn is None else fn.flow
-                for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
-                    if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
-                        targets = called_names(flow, facts, target)
-                    elif kind == "self" and fn is not None and fn.cls is not None and fn.cls in facts.classes:
-                        # ``self.dataset(...)`` with ``self.dataset = DATASETS[name]``
-                        owner = ClassRef(facts, facts.classes[fn.cls])
-                        if model.find_method(owner, target) is not None:
-                            continue
-                        held = [c for c in model.held_classes(owner, target) if c.key in datasets]
-                        if held:
-                            sites.append((facts, flow, args, kwargs))
-                        continue
-                    else:
-                        targets = [target] if kind == "ref" else []
-                    for name in targets:
-                        if name.rpartition(".")[2] in words:
-                            found = model.resolve(name, facts.root)
-                            if isinstance(found, ClassRef) and found.key in datasets:
-                                sites.append((facts, flow, args, kwargs))
-                                break
+        for facts, fn, flow, (kind, target, args, kwargs, _row) in _project_calls(model):
+            if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
+                targets = called_names(flow, facts, target)
+            elif kind == "self" and fn is not None and fn.cls is not None and fn.cls in facts.classes:
+                # ``self.dataset(...)`` with ``self.dataset = DATASETS[name]``
+                owner = ClassRef(facts, facts.classes[fn.cls])
+                if model.find_method(owner, target) is not None:
+                    continue
+                held = [c for c in model.held_classes(owner, target) if c.key in datasets]
+                if held:
+                    sites.append((facts, flow, args, kwargs))
+                continue
+            else:
+                targets = [target] if kind == "ref" else []
+            for name in targets:
+                if name.rpartition(".")[2] in words:
+                    found = model.resolve(name, facts.root)
+                    if isinstance(found, ClassRef) and found.key in datasets:
+                        sites.append((facts, flow, args, kwargs))
+                        break
     with model.quietly(False):
         for facts, flow, args, kwargs in sites:
             todo = [(a[1] if a[0] == "*" else a, flow, 0) for a in (*args, *(v for _, v in kwargs))]
