@@ -35,6 +35,16 @@ def option_read(loader: Loader, alt: Value) -> str | None:
     return None
 
 
+def _count_verdict(counts) -> str:
+    """"no" / "yes" when every worker count a loader may get is a known int <= 0 / > 0 (None or
+    anything else: not known), else "maybe"."""
+    verdicts = {
+        "maybe" if not isinstance(c, int) or isinstance(c, bool) else "no" if c <= 0 else "yes"
+        for c in counts
+    }
+    return verdicts.pop() if len(verdicts) == 1 else "maybe"
+
+
 class Loaders:
     @cached_property
     def loaders(self) -> list[Loader]:
@@ -136,21 +146,14 @@ class Loaders:
         value = call.args.get("num_workers")
         if value is None:
             return self._forwarded_workers(facts, call) if call.unresolved_kwargs else "no"
-        verdicts = set()
+        counts = []
         for alt in value.alternatives():
             const = alt.const if alt.kind == "const" else None
             if const is None and alt.kind == "ref":
                 c = self.constant(alt, facts.root)
                 const = c.const if c is not None else None
-            if isinstance(const, int) and not isinstance(const, bool):
-                verdicts.add("no" if const <= 0 else "yes")
-            else:
-                verdicts.add("maybe")
-        if verdicts == {"no"}:
-            return "no"
-        if verdicts == {"yes"}:
-            return "yes"
-        return "maybe"
+            counts.append(const)
+        return _count_verdict(counts)
 
     def _forwarded_workers(self, facts: FileFacts, call: LoaderCall) -> str:
         """The worker count of ``DataLoader(ds, **kwargs)`` in a function that forwards its own
@@ -164,18 +167,13 @@ class Loaders:
         sites = self.call_sites(self._funcref(facts, fn))
         if not sites:
             return "maybe"
-        verdicts = set()
+        counts = []
         for _env, _args, kwargs, _row, _skip in sites:
             if any(k is None for k, _ in kwargs):
                 return "maybe"
             passed = next((v for k, v in kwargs if k == "num_workers"), None)
-            if passed is None:
-                verdicts.add("no")
-            elif passed[0] == "k" and isinstance(passed[1], int) and not isinstance(passed[1], bool):
-                verdicts.add("no" if passed[1] <= 0 else "yes")
-            else:
-                verdicts.add("maybe")
-        return verdicts.pop() if len(verdicts) == 1 else "maybe"
+            counts.append(0 if passed is None else passed[1] if passed[0] == "k" else None)
+        return _count_verdict(counts)
 
     @cached_property
     def _cli_options(self) -> tuple[dict[str, set], frozenset[str], bool]:
@@ -215,23 +213,21 @@ class Loaders:
     def default_workers(self, loader: Loader) -> str:
         """``loader.workers`` when the program runs with its command-line defaults: a count read
         from a flat option namespace (``args.workers``, ``int(opt.n_threads)``,
-        ``self.args.num_workers``) takes the option's project-wide default (``cli_default``)."""
+        ``self.args.num_workers``) takes the option's default (``cli_default``: its own file's
+        parser, else the project's declarations)."""
         if loader.workers != "maybe" or loader.call.unresolved_kwargs:
             return loader.workers
         value = loader.call.args.get("num_workers")
         if value is None:
             return loader.workers
-        verdicts = set()
+        counts = []
         for alt in value.alternatives():
             const = alt.const if alt.kind == "const" else None
             if const is None:
                 option = option_read(loader, alt)
                 const = self.cli_default(option, loader.file) if option else None
-            if isinstance(const, int) and not isinstance(const, bool):
-                verdicts.add("no" if const <= 0 else "yes")
-            else:
-                verdicts.add("maybe")
-        return verdicts.pop() if len(verdicts) == 1 else "maybe"
+            counts.append(const)
+        return _count_verdict(counts)
 
     def context_of(self, facts: FileFacts, call: LoaderCall) -> str | None:
         value = call.args.get("multiprocessing_context")

@@ -1721,8 +1721,9 @@ class Values:
             if method != "glob" or (args and args[0][0] in ("k", "fs")):
                 return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing (`.{method}`)", *where),))
         if recv.has("path"):
-            if method in ("glob", "rglob") and args and _shard_pattern(args[0]):
-                return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=BOUNDED, why=((f"shard files (`{_shard_pattern(args[0])}`)", *where),))
+            shards = _shard_pattern(args[0]) if method in ("glob", "rglob") and args else None
+            if shards:
+                return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=BOUNDED, why=((f"shard files (`{shards}`)", *where),))
             if method in PATH_LISTING_METHODS:
                 return Val(frozenset({"generator"}), elem=val("path", size=BOUNDED), size=DATA, why=((f"a directory listing ({PATH_LISTING_METHODS[method]})", *where),))
             if method in ("read_text",):
