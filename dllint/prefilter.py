@@ -111,6 +111,28 @@ class WorkerWords:
         return names_workers(data)
 
 
+def trie_alternation(words) -> bytes:
+    """A regex alternation matching exactly the byte strings ``words``, factored by common prefix
+    (``Audio(?:Dataset|Loader)`` for ``AudioDataset|AudioLoader``): ``re`` tries a flat
+    alternation's branches one by one at every position, a factored one follows a single path
+    (a project's 169 class names over NeMo's 2,000 unparsed files: about half the time)."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for byte in word:
+            node = node.setdefault(byte, {})
+        node[None] = True
+
+    def pattern(node: dict) -> bytes:
+        branches = [re.escape(bytes([b])) + pattern(node[b]) for b in sorted(k for k in node if k is not None)]
+        if not branches:
+            return b""
+        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+        return b"(?:" + body + b")?" if None in node else body
+
+    return pattern(trie)
+
+
 class NameTest:
     """Whether a file mentions one of ``names`` as a whole word (a project class or function), and,
     when the names come with module words (``{"Images": {"pkg", "data"}}``), one of that name's
@@ -125,12 +147,12 @@ class NameTest:
     def __init__(self, names):
         modules = dict(names) if isinstance(names, dict) else {n: frozenset() for n in names}
         words = sorted(n.encode() for n in modules)
-        alternation = b"|".join(re.escape(w) for w in words)
+        alternation = trie_alternation(words)
         self.words = tuple(words) if len(words) <= self.FIND_AT_MOST else None
         self.quick = re.compile(rb"(?:" + alternation + rb")\b")
         self.regex = re.compile(rb"\b(?:" + alternation + rb")\b")
         self.modules = {
-            n.encode(): re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(ws)) + rb")\b")
+            n.encode(): re.compile(rb"\b(?:" + trie_alternation(sorted(w.encode() for w in ws)) + rb")\b")
             for n, ws in modules.items()
             if ws
         }

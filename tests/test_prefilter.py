@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dllint.prefilter import NameTest, Triggers, code_words
+from dllint.prefilter import NameTest, Triggers, code_words, trie_alternation
 
 
 def _analyse(root: Path, prefilter: bool = True, jobs: int = 1):
@@ -84,6 +84,25 @@ def test_name_test_matches_whole_words_only():
     assert not test(b"MyFrames = 1\n")
     many = NameTest({f"Name{i}" for i in range(40)} | {"Frames"})
     assert many(b"x = Frames\n") and not many(b"x = FramesX\n") and not many(b"x = XFrames\n")
+
+
+
+def test_the_factored_alternation_matches_what_the_flat_one_matches():
+    # names that are prefixes of each other, share prefixes, differ in one letter; texts built
+    # from their pieces, so every kind of near miss occurs
+    import random
+    import re
+
+    rng = random.Random(7)
+    pieces = ["Data", "Dataset", "Set", "Audio", "AudioDataset", "A", "Ab", "Abc", "x", "_", "1", " ", "(", "."]
+    for _ in range(200):
+        words = sorted({"".join(rng.choice(pieces[:10]) for _ in range(rng.randint(1, 3))).encode() for _ in range(rng.randint(1, 12))})
+        flat = re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in words) + rb")\b")
+        factored = re.compile(rb"\b(?:" + trie_alternation(words) + rb")\b")
+        text = "".join(rng.choice(pieces) for _ in range(60)).encode()
+        assert factored.findall(text) == flat.findall(text)
+        for w in words:  # each name alone is matched whole, and not inside a longer word
+            assert factored.fullmatch(w) and not factored.search(w + b"z")
 
 
 # ---------------------------------------------------------------------------- what gets parsed
