@@ -734,44 +734,46 @@ class Values:
                 fnref = self._funcref(facts, fn) if fn is not None else None
                 self_cls = self.class_of(fnref) if fnref is not None else None
                 env = Env(facts, fnref, self_cls)
-                for kind, target, args, kwargs, row in flow.calls:
-                    for callee, skip_self in self._callees(kind, target, facts, fnref, self_cls):
-                        index.setdefault(callee.key, []).append((env, args, kwargs, row, skip_self))
+                with self.quietly():  # (once per function: entering it per call cost more than the rest)
+                    for kind, target, args, kwargs, row in flow.calls:
+                        for callee, skip_self in self._callees(kind, target, facts, fnref, self_cls):
+                            index.setdefault(callee.key, []).append((env, args, kwargs, row, skip_self))
         return index
 
     def _callees(self, kind, target, facts, fnref, self_cls):
-        with self.quietly():
-            if kind == "ref":
-                found = self.resolve(target, facts.root)
-                if isinstance(found, ClassRef):
-                    init = self.find_method(found, "__init__")
-                    return [(init, True)] if init is not None else []
-                if isinstance(found, FuncRef):
-                    # a method named through its class: ``Base.__init__(self, ...)`` passes the
-                    # instance itself; a classmethod (``Cls.build(...)``) gets its class implicitly
-                    return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] == "cls")]
-                return []
-            if kind == "local":
-                # a local holding a class or a function: each project one its assignments name
-                flow = fnref.fn.flow if fnref is not None else facts.flow
-                names = called_names(flow, facts, target)
-                return [c for name in names for c in self._callees("ref", name, facts, fnref, self_cls)]
-            if self_cls is None:
-                return []
-            if kind == "self":
-                m = self.find_method(self_cls, target)
-                if m is not None:
-                    return [(m, not _static(m.fn))]
-                inits = [self.find_method(found, "__init__") for found in self.held_classes(self_cls, target)]
-                return [(init, True) for init in inits if init is not None]
-            if kind == "super":
-                owner = self.class_of(fnref)
-                m = self.find_method(self_cls, target, after=owner) if owner is not None else None
-                return [(m, not _static(m.fn))] if m is not None else []
-            if kind == "super_from":
-                start = self.resolve(target[0], facts.root)
-                m = self.find_method(self_cls, target[1], after=start) if isinstance(start, ClassRef) else None
-                return [(m, not _static(m.fn))] if m is not None else []
+        """The project functions a call may run (asked quietly: the call index's questions ask
+        for no unparsed file)."""
+        if kind == "ref":
+            found = self.resolve(target, facts.root)
+            if isinstance(found, ClassRef):
+                init = self.find_method(found, "__init__")
+                return [(init, True)] if init is not None else []
+            if isinstance(found, FuncRef):
+                # a method named through its class: ``Base.__init__(self, ...)`` passes the
+                # instance itself; a classmethod (``Cls.build(...)``) gets its class implicitly
+                return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] == "cls")]
+            return []
+        if kind == "local":
+            # a local holding a class or a function: each project one its assignments name
+            flow = fnref.fn.flow if fnref is not None else facts.flow
+            names = called_names(flow, facts, target)
+            return [c for name in names for c in self._callees("ref", name, facts, fnref, self_cls)]
+        if self_cls is None:
+            return []
+        if kind == "self":
+            m = self.find_method(self_cls, target)
+            if m is not None:
+                return [(m, not _static(m.fn))]
+            inits = [self.find_method(found, "__init__") for found in self.held_classes(self_cls, target)]
+            return [(init, True) for init in inits if init is not None]
+        if kind == "super":
+            owner = self.class_of(fnref)
+            m = self.find_method(self_cls, target, after=owner) if owner is not None else None
+            return [(m, not _static(m.fn))] if m is not None else []
+        if kind == "super_from":
+            start = self.resolve(target[0], facts.root)
+            m = self.find_method(self_cls, target[1], after=start) if isinstance(start, ClassRef) else None
+            return [(m, not _static(m.fn))] if m is not None else []
         return []
 
     def held_classes(self, cls, attr: str) -> list:
