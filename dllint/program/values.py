@@ -867,12 +867,7 @@ class Values:
                 site_args = site_args[1:]
             found = next((v for k, v in site_kwargs if k == name), _MISSING) if by_name else _MISSING
             if found is _MISSING and index is not None:
-                for j, a in enumerate(site_args):
-                    if a[0] == "*":
-                        found = None if j <= index else _MISSING
-                        break
-                else:
-                    found = site_args[index] if index < len(site_args) else _MISSING
+                found = _positional(site_args, index)
             if found is _MISSING:
                 if any(k is None for k, _ in site_kwargs):
                     found = None
@@ -2047,15 +2042,19 @@ def _bind_arg(params: list, name: str, args, kwargs):
             return v
     if name not in params:
         return _MISSING
-    i = params.index(name)
+    found = _positional(args, params.index(name))
+    if found is _MISSING and any(k is None for k, _ in kwargs):
+        return None
+    return found
+
+
+def _positional(args, i: int):
+    """The argument IR a call passes at position ``i``: None when a ``*x`` at or before that
+    position hides it, _MISSING when the call passes fewer positional arguments."""
     for j, a in enumerate(args):
         if a[0] == "*":
             return None if j <= i else args[i]  # (before the star: passed positionally)
-    if i < len(args):
-        return args[i]
-    if any(k is None for k, _ in kwargs):
-        return None
-    return _MISSING
+    return args[i] if i < len(args) else _MISSING
 
 
 class Env:
