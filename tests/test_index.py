@@ -368,6 +368,29 @@ class Cached(Lines):
     assert idx.attr_value(by_name["Packed"], "items").kinds == frozenset({"ndarray"})
 
 
+def test_a_forwarding_subclass_passes_on_what_its_callers_pass_before_a_star():
+    # ``Sub(files, *extra)`` through ``def __init__(self, *args, **kwargs)``: ``files`` is passed
+    # positionally before the star, so it is what ``Base.__init__`` gets as ``files``
+    src = """
+import glob
+from torch.utils.data import Dataset
+class Base(Dataset):
+    def __init__(self, files, flag=False):
+        self.files = files
+    def __getitem__(self, idx):
+        return self.files[idx]
+class Sub(Base):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+def build(extra):
+    return Sub(glob.glob("/data/*.jpg"), *extra)
+"""
+    idx = build(facts_of(src))
+    sub = next(c for c in idx.dataset_classes() if c.cls.name == "Sub")
+    value = idx.attr_value(sub, "files")
+    assert value.kinds == frozenset({"list"}) and value.size == "data"
+
+
 def _cli_model(*sources):
     """A model of several modules written as source: (module, code) pairs under /x."""
     files = {}
@@ -406,6 +429,35 @@ args = parse_args()
     assert [ld.workers for ld in (a, b, c)] == ["maybe", "maybe", "maybe"]
     # flat namespaces take the option's default; a nested config key is not an option
     assert [model.default_workers(ld) for ld in (a, b, c)] == ["no", "yes", "maybe"]
+
+
+def test_a_worker_count_from_a_constant_or_an_option_takes_both_as_written():
+    # a constant of another module is resolved as ``workers_of`` resolves it, the option takes
+    # its default
+    param = """
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+args = parser.parse_args()
+"""
+    consts = """
+DEBUG_WORKERS = 0
+FAST_WORKERS = 8
+"""
+    loaders = """
+from torch.utils.data import DataLoader
+from param import args
+from consts import DEBUG_WORKERS, FAST_WORKERS
+
+def loaders(ds, debug):
+    a = DataLoader(ds, num_workers=DEBUG_WORKERS if debug else args.workers)
+    b = DataLoader(ds, num_workers=FAST_WORKERS if debug else args.workers)
+    return a, b
+"""
+    model = _cli_model(("param", param), ("consts", consts), ("loaders", loaders))
+    a, b = sorted(model.loaders, key=lambda ld: ld.call.span.row)
+    assert [ld.workers for ld in (a, b)] == ["maybe", "maybe"]
+    assert [model.default_workers(ld) for ld in (a, b)] == ["no", "maybe"]
 
 
 def test_command_line_defaults_that_do_not_decide():

@@ -146,14 +146,16 @@ class Loaders:
         value = call.args.get("num_workers")
         if value is None:
             return self._forwarded_workers(facts, call) if call.unresolved_kwargs else "no"
-        counts = []
-        for alt in value.alternatives():
-            const = alt.const if alt.kind == "const" else None
-            if const is None and alt.kind == "ref":
-                c = self.constant(alt, facts.root)
-                const = c.const if c is not None else None
-            counts.append(const)
-        return _count_verdict(counts)
+        return _count_verdict(self._written_count(alt, facts) for alt in value.alternatives())
+
+    def _written_count(self, alt: Value, facts: FileFacts):
+        """A worker count written in the code: a literal, or a module constant (None: neither)."""
+        if alt.kind == "const":
+            return alt.const
+        if alt.kind == "ref":
+            c = self.constant(alt, facts.root)
+            return c.const if c is not None else None
+        return None
 
     def _forwarded_workers(self, facts: FileFacts, call: LoaderCall) -> str:
         """The worker count of ``DataLoader(ds, **kwargs)`` in a function that forwards its own
@@ -222,7 +224,7 @@ class Loaders:
             return loader.workers
         counts = []
         for alt in value.alternatives():
-            const = alt.const if alt.kind == "const" else None
+            const = self._written_count(alt, loader.file)
             if const is None:
                 option = option_read(loader, alt)
                 const = self.cli_default(option, loader.file) if option else None
