@@ -69,6 +69,8 @@ DATASET_WRAPPERS = {
     "torch.utils.data.ChainDataset": "many",
 }
 ITERABLE_DATASET = "torch.utils.data.IterableDataset"
+# ``@click.option(...)``: a command-line option (its default is what a script runs with)
+CLICK_OPTIONS = frozenset({"click.option", "click.decorators.option"})
 
 # Dataset base classes: a class deriving from any of these is a Dataset.
 DATASET_BASES = frozenset(

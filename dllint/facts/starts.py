@@ -10,6 +10,7 @@ import ast
 
 from dllint.facts.context import FUNC_TYPES, is_main_guard_test
 from dllint.facts.loops import loop_source, unwrap_iter
+from dllint.names import CLICK_OPTIONS
 
 CONSUMERS = frozenset({"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple", "builtins.enumerate", "builtins.zip", "builtins.sorted"})
 CONSUMER_NAMES = frozenset(c.rsplit(".", 1)[1] for c in CONSUMERS)
@@ -356,7 +357,6 @@ def argparse_workers(ctx) -> dict:
 # ----------------------------------------------------------------------------- command-line defaults
 
 OPTION_METHODS = frozenset({"add_argument", "add_option"})  # argparse, optparse (any parser object)
-CLICK_OPTIONS = frozenset({"click.option", "click.decorators.option"})
 ABSL_INTEGERS = frozenset({"absl.flags.DEFINE_integer", "gflags.DEFINE_integer", "tensorflow.compat.v1.flags.DEFINE_integer"})
 
 

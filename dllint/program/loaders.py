@@ -10,13 +10,12 @@ import re
 from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
-from dllint.names import DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
+from dllint.names import CLICK_OPTIONS, DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
 from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import Env
 
 
 OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?[A-Za-z_]\w*\.([A-Za-z_]\w*)\)?")
-CLICK_DECORATORS = frozenset({"click.option", "click.decorators.option"})
 
 
 def option_read(loader: Loader, alt: Value) -> str | None:
@@ -30,7 +29,7 @@ def option_read(loader: Loader, alt: Value) -> str | None:
         return match.group(1)
     if alt.kind == "param" and alt.ref:
         fn = loader.file.functions.get(loader.call.scope or "")
-        if fn is not None and CLICK_DECORATORS & set(fn.decorators):
+        if fn is not None and CLICK_OPTIONS & set(fn.decorators):
             return alt.ref
     return None
 
