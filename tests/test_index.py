@@ -517,3 +517,60 @@ loader = DataLoader(ds, num_workers=args.workers)
     assert model.cli_default("workers") is None  # the project holds both
     by_file = {ld.file.module: model.default_workers(ld) for ld in model.loaders}
     assert by_file == {"train_a": "no", "train_b": "yes"}
+
+
+ANNOTATED_CORPUS = """
+from typing import Optional, Union
+from torch.utils.data import ConcatDataset, DataLoader, Dataset
+
+class Lines(Dataset):
+    def __init__(self, path):
+        self.lines = open(path).read().splitlines()
+    def __getitem__(self, i):
+        return self.lines[i]
+
+class Pairs(Lines):
+    pass
+
+class Corpus:
+    def __init__(self, train):
+        self._train = train
+    @property
+    def train(self):
+        return self._train
+
+class LinesCorpus(Corpus):
+    def __init__(self, files):
+        super().__init__(ConcatDataset([Lines(f) for f in files]))
+
+class PairsCorpus(Corpus):
+    def __init__(self, path):
+        super().__init__(Pairs(path))
+
+class Trainer:
+    def __init__(self, corpus: Optional["LinesCorpus"], other: Union[LinesCorpus, PairsCorpus], raw):
+        self.corpus = corpus
+        self.other = other
+        self.raw = raw
+
+    def loaders(self):
+        a = DataLoader(self.corpus.train, num_workers=0)
+        b = DataLoader(self.other.train, num_workers=2)
+        c = DataLoader(self.raw.train, num_workers=2)
+        return a, b, c
+"""
+
+
+def test_an_annotated_parameter_nobody_passes_holds_instances_of_its_class():
+    # ``corpus: Optional["LinesCorpus"]``: a LinesCorpus; its ``train`` property returns what
+    # LinesCorpus (not its sibling PairsCorpus) hands to ``Corpus.__init__``: each ``Lines`` of a
+    # ConcatDataset built by a comprehension. A union of two classes, or no annotation: unknown.
+    model = build(facts_of(ANNOTATED_CORPUS))
+    a, b, c = sorted(model.loaders, key=lambda ld: ld.call.span.row)
+    assert [r.cls.name for r in a.datasets] == ["Lines"]
+    assert b.datasets == [] and c.datasets == []
+    facts = next(iter(model.files.values()))
+    fnref = model._funcref(facts, next(f for q, f in facts.functions.items() if q.endswith("Trainer.__init__")))
+    value = model.param_value(fnref, "corpus")
+    assert value.has("instance") and value.cls.cls.name == "LinesCorpus"
+    assert not model.param_value(fnref, "raw").has("instance")

@@ -102,20 +102,27 @@ class Loaders:
                     external.append(found)
             elif alt.kind == "param" and alt.ref and call.args_ir.get("dataset") != ("self",):
                 project.extend(self._passed_datasets(facts, call.scope, alt.ref))
+                if call.args_ir.get("dataset") == ("p", alt.ref):
+                    # each caller's classes kept apart (a join keeps one): ``BatchLoader(corpus.train)``
+                    # of a subclass whose ``__init__`` hands ``dataset`` to its base
+                    project.extend(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
             elif (wrapper or alt.kind in ("unknown", "param") or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
                 # (``DataLoader(dataset=self)`` in a method: the class's own instances)
                 # a wrapper's attribute, a registry, a factory's result: the values model follows it
-                fn = facts.functions.get(call.scope)
-                fnref = self._funcref(facts, fn) if fn is not None else None
-                env = Env(facts, fnref, self.class_of(fnref) if fnref is not None else None)
-                project.extend(self.instance_classes(call.args_ir["dataset"], env))
+                project.extend(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
             elif alt.kind == "subset" and alt.options:
                 # ``dataset[train_idx]`` of a PyG dataset: a dataset of the same class
                 for base in self.expand(alt.options[0], facts):
                     found = self.resolve(base.ref, facts.root) if base.kind == "call" and base.ref else None
                     if isinstance(found, ClassRef) and any(b.startswith("torch_geometric.") for b in self.external_bases(found)):
                         project.append(found)
-        return project, external
+        return list({ref.key: ref for ref in project}.values()), external
+
+    def _call_env(self, facts: FileFacts, call: LoaderCall) -> Env:
+        """The environment a loader call's arguments are evaluated in: its function and class."""
+        fn = facts.functions.get(call.scope)
+        fnref = self._funcref(facts, fn) if fn is not None else None
+        return Env(facts, fnref, self.class_of(fnref) if fnref is not None else None)
 
     def _passed_datasets(self, facts: FileFacts, scope: str, name: str) -> list[ClassRef]:
         """The project classes whose instances the callers of ``scope`` pass as its parameter

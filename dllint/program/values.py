@@ -39,6 +39,10 @@ CONTAINER_BASES = {
 EMPTY, BOUNDED, DEDUP, UNKNOWN_SIZE, LOAD, DATA = "empty", "bounded", "dedup", "unknown", "load", "data"
 _SIZE_RANK = {EMPTY: 0, BOUNDED: 1, DEDUP: 1, UNKNOWN_SIZE: 2, LOAD: 3, DATA: 4}
 MAX_EVAL_DEPTH = 24
+# how many links (a local, an argument, an attribute, a return) ``instance_classes`` follows from
+# a loader's dataset back to the class constructed: ``corpus.train`` -> property -> ``self._train``
+# -> ``Corpus.__init__(train)`` -> a subclass's ``super().__init__(train)`` -> ``train = ...``
+MAX_CLASS_DEPTH = 10
 MAX_NESTING = 120  # evaluations in progress at once, across attributes, parameters and calls
 MAX_WHY = 3
 
@@ -444,7 +448,7 @@ class Values:
         return list(out.values())
 
     def _classes_into(self, ir, env, depth, out, seen) -> None:
-        if depth > 6 or not isinstance(ir, tuple) or not ir or len(out) > 32:
+        if depth > MAX_CLASS_DEPTH or not isinstance(ir, tuple) or not ir or len(out) > 32:
             return
         key = (id(ir), env.key)
         if key in seen:
@@ -465,8 +469,14 @@ class Values:
             for value in env.flow.locals.get(ir[1], ()):
                 self._classes_into(value, env, depth + 1, out, seen)
         elif tag == "p" and env.fn is not None:
-            for found, site_env in self._site_arguments(env.fn, ir[1]):
+            passed = self._site_arguments(env.fn, ir[1], env.self_cls)
+            for found, site_env in passed:
                 self._classes_into(found, site_env, depth + 1, out, seen)
+            if not passed:
+                # no caller in the project: the class its annotation names (``corpus: Corpus``)
+                named = self.annotated_class(env.fn, ir[1])
+                if named is not None:
+                    out.setdefault(named.key, named)
         elif tag in ("a", "s"):
             owners = {}
             if tag == "s":
@@ -476,6 +486,12 @@ class Values:
                 self._classes_into(ir[1], env, depth + 1, owners, seen)
             attr = ir[2] if tag == "a" else ir[1]
             for cls in list(owners.values()):
+                prop = self.find_method(cls, attr)
+                if prop is not None and is_property(prop.fn) and prop.fn.flow is not None:
+                    # ``corpus.train`` of a ``@property`` returning ``self._train``
+                    for ret in prop.fn.flow.returns:
+                        self._classes_into(ret, Env(prop.file, prop, cls), depth + 1, out, seen)
+                    continue
                 for fn, write in self.attr_writes(cls, attr):
                     if write[0] == "=":
                         self._classes_into(write[1], Env(fn.file, fn, cls), depth + 1, out, seen)
@@ -510,7 +526,7 @@ class Values:
         """The classes a call of ``func`` may construct: the class itself, what a project
         function returns, a class a local or a registry holds. ``returns=False``: only the classes
         the expression names (no function's result, no call site asked: it serves the call index)."""
-        if not isinstance(func, tuple) or not func or depth > 6:
+        if not isinstance(func, tuple) or not func or depth > MAX_CLASS_DEPTH:
             return
         tag = func[0]
         if tag == "g":
@@ -534,15 +550,16 @@ class Values:
         elif tag == "p" and returns and env.fn is not None:
             # ``def load_dataset(self, dataset_class): dataset_class(args)``: the classes its
             # callers pass (``self.load_dataset(GraphDataset)``)
-            for found, site_env in self._site_arguments(env.fn, func[1]):
+            for found, site_env in self._site_arguments(env.fn, func[1], env.self_cls):
                 self._called_classes(found, site_env, depth + 1, out, seen, returns)
 
-    def _site_arguments(self, fn, name: str) -> list:
+    def _site_arguments(self, fn, name: str, self_cls=None) -> list:
         """[(argument IR, its env)]: what the call sites of ``fn`` pass as its parameter ``name``
-        (the first 16 sites)."""
+        (the first 16 sites) on an instance of ``self_cls`` (``_sites_on``: a base's ``__init__``
+        that the instance's class overrides gets only its own hierarchy's ``super()`` calls)."""
         params = list(fn.fn.params)
         out = []
-        for site_env, args, kwargs, _row, skip_self in self.call_sites(fn)[:16]:
+        for site_env, args, kwargs, _row, skip_self in self._sites_on(fn, self_cls)[:16]:
             found = _bind_arg(params[1:] if skip_self and params else params, name, args, kwargs)
             if isinstance(found, tuple):
                 out.append((found, site_env))
@@ -689,7 +706,11 @@ class Values:
         if default is not None and default != ("k", None):
             out = join(out, self._eval(default, Env(fnref.file, fnref, self_cls), 1))
         passed = self._passed_values(fnref, name, self_cls)
-        if passed is None:
+        named = self.annotated_class(fnref, name) if passed is None else None
+        if named is not None:
+            # no caller in the project: an instance of the class its annotation names
+            out = join(out, val("instance", cls=named))
+        elif passed is None:
             out = join(out, self._unseen_param(fnref, name, out))
         else:
             out = join(out, passed)
@@ -703,6 +724,16 @@ class Values:
             why = ((f"the `{name}` argument, annotated as a {kind}", fnref.file.path, fnref.fn.span.row),)
             out = join(out, Val(frozenset({kind}), size=UNKNOWN_SIZE, why=why))
         return self._memo_finish(memo, key, out, saved)
+
+    def annotated_class(self, fnref, name: str):
+        """The project class a parameter's annotation names (``corpus: Corpus``), or None."""
+        flow = fnref.fn.flow
+        qual = flow.annotated_class.get(name) if flow is not None else None
+        if qual is None:
+            return None
+        with self.quietly():
+            found = self.resolve(qual, fnref.file.root)
+        return found if isinstance(found, ClassRef) else None
 
     def _unseen_param(self, fnref, name: str, default: Val) -> Val:
         """A parameter whose callers are not seen (or pass ``*args`` / ``**kwargs``): anything
@@ -2031,6 +2062,8 @@ def _wrapped_datasets(ir) -> list | None:
         return []
     if how == "one":
         return [first]
+    if first[0] == "C" and first[1] in ("list", "gen"):
+        return [first[2]]  # ``ConcatDataset([Lines(f) for f in files])``: each is one of those
     return list(first[2]) if first[0] == "L" else []
 
 
