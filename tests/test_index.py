@@ -574,3 +574,49 @@ def test_an_annotated_parameter_nobody_passes_holds_instances_of_its_class():
     value = model.param_value(fnref, "corpus")
     assert value.has("instance") and value.cls.cls.name == "LinesCorpus"
     assert not model.param_value(fnref, "raw").has("instance")
+
+
+DATA_PROCESSOR = """
+import json
+from torch.utils.data import DataLoader, Dataset
+
+class Records(Dataset):
+    def __init__(self, records):
+        self.records = records
+    def __getitem__(self, i):
+        return self.records[i]
+
+class Other(Records):
+    pass
+
+class Processor:
+    def __init__(self, paths):
+        self.splits = {}
+        for split, path in paths.items():
+            self.splits[split] = Records(json.load(open(path)))
+        self.extra = []
+        self.extra.append(Other([]))
+
+    def get_splits(self):
+        return self.splits["train"], self.extra[0]
+
+class Runner:
+    def __init__(self, paths):
+        self.data = Processor(paths)
+
+    def train(self):
+        train, extra = self.data.get_splits()
+        a = DataLoader(train, num_workers=0)
+        b = DataLoader(extra, num_workers=2)
+        return a, b
+"""
+
+
+def test_datasets_kept_in_a_dict_and_returned_by_a_method_reach_their_loaders():
+    # ``train, extra = self.data.get_splits()``: the method of the class ``self.data`` holds
+    # returns a tuple; its first item is what ``self.splits[split] = Records(...)`` stored, its
+    # second what ``self.extra.append(Other(...))`` did
+    model = build(facts_of(DATA_PROCESSOR))
+    a, b = sorted(model.loaders, key=lambda ld: ld.call.span.row)
+    assert [r.cls.name for r in a.datasets] == ["Records"]
+    assert [r.cls.name for r in b.datasets] == ["Other"]

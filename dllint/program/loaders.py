@@ -116,6 +116,9 @@ class Loaders:
                     found = self.resolve(base.ref, facts.root) if base.kind == "call" and base.ref else None
                     if isinstance(found, ClassRef) and any(b.startswith("torch_geometric.") for b in self.external_bases(found)):
                         project.append(found)
+                if call.args_ir.get("dataset") is not None:
+                    # ``self.datasets[split]`` of a dict filled with ``self.datasets[s] = Lines(...)``
+                    project.extend(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
         return list({ref.key: ref for ref in project}.values()), external
 
     def _call_env(self, facts: FileFacts, call: LoaderCall) -> Env:

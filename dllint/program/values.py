@@ -498,6 +498,16 @@ class Values:
         elif tag == "self" and env.self_cls is not None:
             # ``DataLoader(dataset=self, ...)`` in a method: the class's own instances
             out.setdefault(env.self_cls.key, env.self_cls)
+        elif tag == "i":
+            # ``a, b = self.data.splits()``: the item of the tuple at its place; ``datasets["train"]``
+            # of a dict filled by ``datasets[split] = Lines(...)``: what it holds
+            index = ir[2]
+            if isinstance(index, tuple) and index[:1] == ("k",) and isinstance(index[1], int) and not isinstance(index[1], bool):
+                for elts, part_env in self._tuple_items(ir[1], env, depth, seen):
+                    if 0 <= index[1] < len(elts):
+                        self._classes_into(elts[index[1]], part_env, depth + 1, out, seen)
+            for item, item_env in self._held_items(ir[1], env, depth, seen):
+                self._classes_into(item, item_env, depth + 1, out, seen)
         elif tag == "e" and ir[2]:
             i = ir[2][0]
             for part in self._tuple_items(ir[1], env, depth, seen):
@@ -520,7 +530,62 @@ class Values:
             if isinstance(callee, FuncRef) and callee.fn.flow is not None:
                 callee_env = Env(callee.file, callee, self.class_of(callee))
                 return [p for ret in callee.fn.flow.returns for p in self._tuple_items(ret, callee_env, depth + 1, seen)]
+        if ir[0] == "c" and ir[1][:1] == ("a",):
+            return [
+                p for ret, ret_env in self._method_returns(ir[1], env, depth, seen)
+                for p in self._tuple_items(ret, ret_env, depth + 1, seen)
+            ]
         return []
+
+    def _method_returns(self, func, env, depth, seen) -> list:
+        """[(return IR, env)] of a method called on an object the model can name
+        (``self.data.get_splits()``, ``builder.build()``): each return of the method its class
+        (or a base) defines, evaluated on an instance of that class."""
+        owners: dict = {}
+        recv = func[1]
+        if recv == ("self",):
+            if env.self_cls is not None:
+                owners[env.self_cls.key] = env.self_cls
+        else:
+            self._classes_into(recv, env, depth + 1, owners, seen)
+        out = []
+        for cls in owners.values():
+            m = self.find_method(cls, func[2])
+            if m is not None and m.fn.flow is not None and not is_property(m.fn):
+                out.extend((ret, Env(m.file, m, cls)) for ret in m.fn.flow.returns)
+        return out
+
+    def _held_items(self, ir, env, depth, seen) -> list:
+        """[(value IR, env)] of what a container an expression names holds: the values of a dict
+        display, ``x[k] = v`` and ``x.append(v)`` on a local, on ``self.x`` or on another
+        object's attribute (in the methods of the classes the model names for it)."""
+        if not isinstance(ir, tuple) or not ir or depth > MAX_CLASS_DEPTH:
+            return []
+        tag = ir[0]
+        if tag == "D":
+            return [(v, env) for _k, v in ir[1]]
+        out: list = []
+        if tag in ("n", "nk") and env.flow is not None:
+            for value in env.flow.locals.get(ir[1], ()):
+                out.extend(self._held_items(value, env, depth + 1, seen))
+            for how, value, *_ in env.flow.muts.get(ir[1], ()):
+                out.extend(_stored_item(how, value, env))
+        elif tag in ("s", "a"):
+            owners: dict = {}
+            if tag == "s":
+                if env.self_cls is not None:
+                    owners[env.self_cls.key] = env.self_cls
+            else:
+                self._classes_into(ir[1], env, depth + 1, owners, seen)
+            attr = ir[1] if tag == "s" else ir[2]
+            for cls in owners.values():
+                for fn, write in self.attr_writes(cls, attr):
+                    write_env = Env(fn.file, fn, cls)
+                    if write[0] == "=":
+                        out.extend(self._held_items(write[1], write_env, depth + 1, seen))
+                    else:
+                        out.extend(_stored_item(write[0], write[1], write_env))
+        return out
 
     def _called_classes(self, func, env, depth, out, seen, returns: bool = True) -> None:
         """The classes a call of ``func`` may construct: the class itself, what a project
@@ -547,6 +612,10 @@ class Values:
             # ``REGISTRY[name](...)``: the classes a dict of classes holds
             for values in self._dict_values(func[1], env, depth):
                 self._called_classes(values[0], values[1], depth + 1, out, seen, returns)
+        elif tag == "a" and returns:
+            # ``self.data.build()``: what the method returns
+            for ret, ret_env in self._method_returns(func, env, depth, seen):
+                self._classes_into(ret, ret_env, depth + 1, out, seen)
         elif tag == "p" and returns and env.fn is not None:
             # ``def load_dataset(self, dataset_class): dataset_class(args)``: the classes its
             # callers pass (``self.load_dataset(GraphDataset)``)
@@ -2045,6 +2114,15 @@ def _shard_pattern(ir) -> str | None:
     if text and "*" in text and text.lower().endswith(SHARD_SUFFIXES):
         return text
     return None
+
+
+def _stored_item(how: str, value, env) -> list:
+    """[(value IR, env)] that one change puts into a container: ``x[k] = v``, ``x.append(v)``."""
+    if how in ("setitem", "setdefault") and isinstance(value, tuple) and value[:1] == ("kv",) and len(value) == 3:
+        return [(value[2], env)]
+    if how in ("append", "add", "appendleft", "insert"):
+        return [(value, env)]
+    return []
 
 
 def _wrapped_datasets(ir) -> list | None:
