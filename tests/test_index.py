@@ -620,3 +620,37 @@ def test_datasets_kept_in_a_dict_and_returned_by_a_method_reach_their_loaders():
     a, b = sorted(model.loaders, key=lambda ld: ld.call.span.row)
     assert [r.cls.name for r in a.datasets] == ["Records"]
     assert [r.cls.name for r in b.datasets] == ["Other"]
+
+
+def test_a_dataclass_init_takes_the_base_fields_first_and_runs_post_init():
+    # the generated ``__init__(self, root, files, limit)``: ``Sub("/d", listing)`` binds
+    # ``files`` (the base's fields come first); ``__post_init__`` runs in the constructor
+    src = """
+import os
+from dataclasses import dataclass, field
+from torch.utils.data import Dataset
+
+@dataclass
+class Base(Dataset):
+    root: str
+    files: list = field(default_factory=list)
+
+@dataclass
+class Sub(Base):
+    limit: int = 10
+    def __post_init__(self):
+        self.index = {f: i for i, f in enumerate(self.files)}
+    def __getitem__(self, i):
+        return self.files[i]
+
+def build(root):
+    return Sub(root, os.listdir(root))
+"""
+    idx = build(facts_of(src))
+    sub = next(c for c in idx.dataset_classes() if c.cls.name == "Sub")
+    files = idx.attr_value(sub, "files")
+    assert files.kinds == frozenset({"list"}) and files.size == "data"
+    assert idx.attr_value(sub, "root").size != "data"
+    assert idx.attr_value(sub, "index").kinds == frozenset({"dict"})
+    init = idx.find_method(sub, "__init__")
+    assert init.fn.params == ("self", "root", "files", "limit")

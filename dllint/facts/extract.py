@@ -12,7 +12,7 @@ import tokenize
 import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
-from dllint.facts.flow import FlowBuilder, file_signals, function_flow, module_flow
+from dllint.facts.flow import FlowBuilder, dataclass_fields, dataclass_init_flow, file_signals, function_flow, is_dataclass, module_flow
 from dllint.facts.starts import argparse_worker_options, argparse_workers, cli_option_defaults, extract_starts
 from dllint.facts.uses import attribute_uses, membership_tests
 from dllint.model import (
@@ -190,6 +190,8 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
 
     for fn in ctx.functions:
         facts.functions[fn.qualname] = _function_facts(ctx, fn)
+    for info in ctx.classes:
+        _dataclass_init(ctx, info, facts)
     facts.flow = module_flow(ctx)
     facts.signals = file_signals(ctx)
     if not ctx.path.endswith(".ipynb"):
@@ -362,6 +364,29 @@ def _function_facts(ctx: FileContext, fn) -> FunctionFacts:
         nested=".<locals>." in fn.qualname,
         flow=function_flow(ctx, fn),
     )
+
+
+def _dataclass_init(ctx: FileContext, info, facts: FileFacts) -> None:
+    """The ``__init__`` a dataclass generates, as if written: one parameter per field (the
+    bases' first), each stored on ``self`` at the field's line, then ``__post_init__``."""
+    if "__init__" in info.methods or not is_dataclass(ctx, info.node):
+        return
+    fields = dataclass_fields(ctx, info)
+    if not fields:
+        return
+    qualname = f"{info.qualname}.__init__"
+    span = ctx.name_span(info.node)
+    facts.functions[qualname] = FunctionFacts(
+        qualname=qualname,
+        name="__init__",
+        cls=info.qualname,
+        span=span,
+        params=("self", *fields),
+        calls=(CallRef("self", "__post_init__", span.row),),
+        self_writes={name: (Value("param", name, ctx.span(stmt), ref=name),) for name, stmt in fields.items()},
+        flow=dataclass_init_flow(ctx, info, fields),
+    )
+    facts.classes[info.qualname].methods["__init__"] = qualname
 
 
 def _call_ref(ctx: FileContext, fn, call: ast.Call) -> CallRef | None:

@@ -917,3 +917,98 @@ def file_signals(ctx) -> dict:
 
 def _has_lambda(node) -> bool:
     return any(isinstance(n, ast.Lambda) for n in ast.walk(node))
+
+
+# ---------------------------------------------------------------------------- dataclasses
+
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "pydantic.dataclasses.dataclass"})
+_NOT_FIELDS = frozenset({"typing.ClassVar", "dataclasses.InitVar", "dataclasses.KW_ONLY"})
+
+
+def is_dataclass(ctx, node) -> bool:
+    """``@dataclass`` / ``@dataclass(...)`` that generates ``__init__`` (not ``init=False``)."""
+    for d in node.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        if ctx.qualname(func) not in DATACLASS_DECORATORS:
+            continue
+        if isinstance(d, ast.Call):
+            for kw in d.keywords:
+                if kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                    return False
+        return True
+    return False
+
+
+def dataclass_fields(ctx, info, depth: int = 0) -> dict | None:
+    """name -> the field's statement (``data: list[Row]``, ``n: int = 0``), in the order of the
+    generated ``__init__``'s parameters: the fields of the dataclass bases defined in the same
+    file first, then the class's own. A base from another file is taken to give no fields (a
+    dataclass base there would put its fields first: a positional argument could then bind to
+    the wrong field; keywords bind right). {} when the class is not a dataclass generating
+    ``__init__``."""
+    if depth > 8:
+        return None
+    node = info.node
+    fields: dict = {}
+    by_name = {c.qualname: c for c in ctx.classes}
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        qual = ctx.qualname(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+        if qual in by_name:
+            for name, stmt in (dataclass_fields(ctx, by_name[qual], depth + 1) or {}).items():
+                fields.setdefault(name, stmt)
+    if not is_dataclass(ctx, node):
+        return fields
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.simple):
+            continue
+        head = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+        if isinstance(head, (ast.Name, ast.Attribute)) and ctx.qualname(head) in _NOT_FIELDS:
+            continue
+        value = stmt.value
+        if (
+            isinstance(value, ast.Call) and ctx.qualname(value.func) == "dataclasses.field"
+            and any(kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False for kw in value.keywords)
+        ):
+            fields.pop(stmt.target.id, None)
+            continue
+        if stmt.target.id in fields:
+            fields[stmt.target.id] = stmt  # (redeclared: keeps its place, takes the new default)
+        else:
+            fields[stmt.target.id] = stmt
+    return fields
+
+
+def dataclass_init_flow(ctx, info, fields: dict) -> Flow:
+    """The Flow of the ``__init__`` a dataclass generates: each field's parameter stored on
+    ``self`` at the field's line, its default, then ``self.__post_init__()``."""
+    builder = FlowBuilder(ctx, None)
+    flow = Flow()
+    for name, stmt in fields.items():
+        value = stmt.value
+        default = None
+        if isinstance(value, ast.Call) and ctx.qualname(value.func) == "dataclasses.field":
+            for kw in value.keywords:
+                if kw.arg == "default":
+                    default = builder.expr(kw.value)
+                elif kw.arg == "default_factory":
+                    default = ("c", builder.expr(kw.value), (), (), stmt.lineno)
+        elif value is not None:
+            default = builder.expr(value)
+        if default is not None:
+            flow.defaults[name] = default
+        kind = _annotated_container(ctx, stmt.annotation)
+        if kind is not None:
+            flow.annotated[name] = kind
+        else:
+            named = _annotated_class(ctx, stmt.annotation)
+            if named is not None:
+                flow.annotated_class[name] = named
+        span = ctx.span(stmt)
+        flow.writes[name] = (
+            ("=", ("p", name), span.row, span.col, (), span.end_row, span.end_col,
+             (span.row, span.col, span.end_row, span.end_col), ctx.segment(stmt, 60), ()),
+        )
+    row = ctx.name_span(info.node).row
+    flow.calls = (("self", "__post_init__", (), (), row),)
+    return flow

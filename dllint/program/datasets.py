@@ -291,8 +291,8 @@ def _measured(ir, fn, model, ref, depth) -> set[str]:
             out.add(arg[1])
         elif arg[0] == "c" and arg[1][0] == "a" and arg[1][1][0] == "s":
             out.add(arg[1][1][1])  # len(self.x.keys())
-        elif arg[0] == "i" and arg[1][0] == "s" and arg[2][0] == "k":
-            out.add(arg[1][1])  # len(self.ann["images"]): a named table of it
+        elif arg[0] == "i" and arg[1][0] == "s" and arg[2][0] == "k" and isinstance(arg[2][1], str):
+            out.add(arg[1][1])  # len(self.ann["images"]): a named table of it (not len(self.parts[0]))
         elif arg[0] == "c" and arg[1][0] == "s" and not arg[2] and not arg[3]:
             out.add(arg[1][1] + "()")  # len(self.get_items()): an accessor's result
         return out
@@ -466,6 +466,8 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
             whole_row = not (ix[0] == "L" and ix[1] == "tuple" and len(ix[2]) == 2 and ix[2][1][0] not in ("sl", "?"))  # .iloc[idx, :]
             if whole_row and ir[1][2] in ("iloc", "loc") and per_sample(ix):
                 return ir[1][1][1]
+        if ir[0] == "i" and ir[1][0] == "s" and ir[2][0] != "sl" and per_sample(ir[2]):
+            return ir[1][1]  # ``self.rows[idx]``: a row of a frame's ``.values``
         return None
 
     def cell_of(ir) -> str | None:

@@ -45,6 +45,9 @@ MAX_EVAL_DEPTH = 24
 MAX_CLASS_DEPTH = 10
 MAX_NESTING = 120  # evaluations in progress at once, across attributes, parameters and calls
 MAX_WHY = 3
+# the ``detail`` of a DataFrame's ``.values`` / ``.to_numpy()``: an array of the frame's dtype,
+# Python objects only when a column is (strings), numbers otherwise
+FRAME_ARRAY = "frame-array"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1163,7 +1166,7 @@ class Values:
         if base.has("coco") and attr in COCO_DATA_ATTRS:
             return val("dict", "list", size=DATA, why=base.why)
         if base.has("dataframe") and attr in ("values", "to_numpy"):
-            return val("ndarray-obj", size=base.size, why=base.why)
+            return val("ndarray-obj", size=base.size, why=base.why, detail=FRAME_ARRAY)
         if base.has("walk"):
             return UNKNOWN
         return UNKNOWN
@@ -1885,7 +1888,7 @@ class Values:
                     return container("list", val("dict", size=BOUNDED), recv.size, recv.why)
                 return Val(frozenset({"dict"}), size=recv.size, why=recv.why)
             if method in ("to_numpy",):
-                return val("ndarray-obj", size=recv.size, why=recv.why)
+                return val("ndarray-obj", size=recv.size, why=recv.why, detail=FRAME_ARRAY)
             if method in ("itertuples", "iterrows", "iteritems", "items", "groupby"):
                 return Val(frozenset({"iterator"}), elem=val("tuple", size=BOUNDED), size=recv.size, why=recv.why)
             if method in ("unique",):

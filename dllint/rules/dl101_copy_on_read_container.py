@@ -19,7 +19,7 @@ from dllint.codegen.edits import line_edits
 from dllint.fixes.compact import convert_in_init
 from dllint.model import Diagnostic, Fix, Span
 from dllint.program.refs import FuncRef
-from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, LOAD, UNKNOWN_SIZE, Env, is_property, replaced
+from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, FRAME_ARRAY, LOAD, UNKNOWN_SIZE, Env, is_property, replaced
 from dllint.rules.base import Rule
 from dllint.textutil import display_path
 
@@ -377,17 +377,22 @@ class CopyOnReadContainer(Rule):
         value = model.attr_value(ref, attr)
         if value.has("dataframe") and not (value.kinds & PY_CONTAINERS) and not value.has("records"):
             return self._judge_frame(model, ref, attr, value, writes, uses)
+        if value.detail == FRAME_ARRAY and value.kinds & PY_CONTAINERS == {"ndarray-obj"} and not value.has("records"):
+            # a frame's ``.values``: objects only with a string column, the evidence a frame needs
+            return self._judge_frame(model, ref, attr, value, writes, uses, "an object array of a DataFrame's str columns")
         if not (value.kinds & PY_CONTAINERS) and not value.has("records"):
             return None
         if value.kinds & COMPACT and not (value.kinds & PY_CONTAINERS):
             return None  # records that are an array or a tensor on some path: not a Python container
         if self._rebound(model, ref, attr, writes):
             return None
+        elem = value.elem
+        if elem is not None and elem.has("instance") and elem.cls is not None and model.is_dataset(elem.cls):
+            return None  # the datasets a wrapper combines: one per source, each judged on its own class
         kinds = value.kinds & PY_CONTAINERS
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
         # each element indexed per sample: a container of per-sample tables, when its elements
         # are Python containers (a tuple of tensors indexed so is TensorDataset's compact form)
-        elem = value.elem
         tables = elem is not None and bool(elem.kinds & (PY_CONTAINERS | {"records"})) and not elem.kinds & (COMPACT | {"ndarray"})
         raw_uses = uses
         uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index") or (how == "elements" and tables)]
@@ -453,7 +458,7 @@ class CopyOnReadContainer(Rule):
             text = what
         return text, evidence + structural + follows
 
-    def _judge_frame(self, model, ref, attr: str, value, writes, uses):
+    def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = "a DataFrame with str columns"):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
         measures it, or worker code takes the sample's row with ``.iloc[idx]``), and a Python
         container only through its object (string) columns: reported only with the evidence that
@@ -472,7 +477,6 @@ class CopyOnReadContainer(Rule):
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
         evidence += [f"{how} in `{fn}`" for how, fn, _row in uses]
         evidence.append(f"a cell of the sample's row used as a string in `{text_uses[0][1]}`")
-        what = "a DataFrame with str columns"
         if value.size in (DATA, LOAD) and value.why:
             why = value.why[0]
             named = re.search(r"[(]`([^`]+)`[)]$", why[0])
