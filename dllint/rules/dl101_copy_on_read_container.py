@@ -128,16 +128,22 @@ class CopyOnReadContainer(Rule):
             code, also inside a method of the class the row or the cell is handed to
             (`self._get_video_path(row)`). Under pandas < 3
             (or pandas 3 without pyarrow) such a column holds one Python str per row. Numeric
-            frames (numpy blocks) and frames read with `dtype_backend="pyarrow"` stay quiet. There
-            is no automatic fix for a DataFrame: convert its string columns to `string[pyarrow]`
-            or to numpy fixed-width arrays.
+            frames (numpy blocks) and frames read with `dtype_backend="pyarrow"` stay quiet. A
+            frame's `.values` / `.to_numpy()` is an array of the frame's dtype, objects only with
+            a string column: it needs the same evidence (a cell of `self.rows[idx]` used so).
+            There is no automatic fix for a DataFrame: convert its string columns to
+            `string[pyarrow]` or to numpy fixed-width arrays.
+
+            A dataclass Dataset's fields are created at their lines by the generated `__init__`
+            (the fields of dataclass bases in the same file first), with what its callers pass.
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
             file per shard file, a list of shard files whose records the class gathers several at
             a time (`self.data.extend(read(path))` per file), records read only at fixed positions,
             a container the code builds with a fixed size in one method that another
-            reads back from a cache), `multiprocessing.Manager()` proxies (their items live in the
+            reads back from a cache), a list of Dataset objects (one per source: each is judged on
+            its own class), `multiprocessing.Manager()` proxies (their items live in the
             manager's process), a PyG `InMemoryDataset`'s collated `data` / `slices`, what an
             overridden base method would store (when the override does not call `super()`),
             caches the constructor leaves empty (each worker fills its
