@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from dllint.model import ClassFacts, FileFacts, FunctionFacts, LoaderCall
@@ -47,3 +48,18 @@ class Loader:
         self-test, not how the project loads its data."""
         in_package = "." in self.file.module or self.file.is_package or self.file.signals.get("relative_imports", False)
         return self.call.in_main_guard and in_package
+
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests"})
+
+
+def is_test_path(path: str, root: str) -> bool:
+    """A file of a test suite (``tests/``, ``test_*.py``, ``*_test.py``, ``conftest.py``), by the
+    pytest / unittest conventions for its name and its folders under the project root."""
+    rel = os.path.relpath(path, root) if os.path.isabs(path) and os.path.isabs(root) else path
+    parts = rel.replace(os.sep, "/").split("/")
+    name = parts[-1]
+    return (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        or any(p in _TEST_DIRS for p in parts[:-1])
+    )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dllint.names import OPENMMLAB_ENTRY_METHODS, WORKER_ENTRY_METHODS, canonical, is_openmmlab_dataset
-from dllint.program.refs import ClassRef, FuncRef
+from dllint.program.refs import ClassRef, FuncRef, is_test_path
 
 MAX_REACH_DEPTH = 6
 MAX_REACH_NODES = 400
@@ -220,14 +220,18 @@ class Workers:
 
     def deciding_loaders(self, ref: ClassRef) -> list:
         """The loaders using a class that say whether it runs with workers: a module's own
-        self-test without workers (``if __name__ == "__main__":`` in a package module) does not
+        self-test without workers (``if __name__ == "__main__":`` in a package module), or a
+        test suite's loader without workers for a class defined outside the tests, does not
         prove the project never uses workers. A class of a module that no analysed file imports
         is that module's own: its ``__main__`` code is how the class is used, so those loaders
         decide (``python -m pkg.eval.run`` defining its Dataset and loaders in one file)."""
         own = not self.importers(ref.file.path) and not self._package_fragment(ref.file)
+        root = self.layout.root
+        outside_tests = not is_test_path(ref.file.path, root)
         return [
             ld for ld in self.loaders_using(ref)
-            if not (ld.self_test and ld.workers == "no") or (own and ld.file.path == ref.file.path)
+            if not ((ld.self_test or (outside_tests and is_test_path(ld.file.path, root))) and ld.workers == "no")
+            or (own and ld.file.path == ref.file.path)
         ]
 
     def _package_fragment(self, facts) -> bool:

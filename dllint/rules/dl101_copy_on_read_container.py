@@ -155,7 +155,9 @@ class CopyOnReadContainer(Rule):
             `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. A worker
             count read from a command-line option (`num_workers=args.workers`) may be more than 0
             whatever its default: `--workers` defaulting to 0 is raised on the command line to
-            train, and the copies grow then. A loader given a `Subset` or
+            train, and the copies grow then. A test suite's loader without workers (in `tests/`,
+            `test_*.py`) does not decide for a class defined outside the tests, nor does a package
+            module's `__main__` self-test. A loader given a `Subset` or
             `ConcatDataset` runs the datasets it wraps; a Dataset class handed to a function that
             constructs it (`self.load_dataset(GraphDataset)`) reaches that function's loaders. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
