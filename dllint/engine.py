@@ -337,6 +337,7 @@ class Engine:
             else:
                 index = ProgramModel(facts, self.settings, layout)
                 index.project_names_workers = names_workers
+            index.settled = True  # no more planning: what rules ask may be memoized
             if plan_key is not None:
                 cache.store_plan(plan_key, list(facts))
         finally:

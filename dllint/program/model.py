@@ -61,6 +61,9 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         # the questions asked loudly that met unparsed files (class ancestry, name resolution,
         # attribute and parameter values, worker code): the planner follows their chains (``chase``)
         self.chains: set[tuple] = set()
+        # set by the engine once planning is over (the model the rules ask): from then on,
+        # answers that only differ in the misses and chains they record may be memoized
+        self.settled = False
         self._quiet = 0
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress
         self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str]]] = {}

@@ -726,7 +726,7 @@ class Values:
             if workers:
                 init = self.find_method(cls, "__init__")
                 if init is not None:
-                    workers -= set(self.reachable([init], cls))
+                    workers -= self._constructor_reach(init, cls)
         out = []
         mro = self.mro(cls)
         for i, r in enumerate(mro):
@@ -740,6 +740,19 @@ class Values:
                 for write in writes:
                     out.append((self._funcref(r.file, fn), write))
         return out
+
+    def _constructor_reach(self, init, cls) -> set:
+        """The functions a class's constructor runs. Memoized once the model is settled (the
+        planner has asked its questions: ``settled``); before that each ask is computed again,
+        for the unparsed files and chains it meets are what the planner follows."""
+        if not self.settled:
+            return set(self.reachable([init], cls))
+        memo = self.__dict__.setdefault("_constructor_reach_memo", {})
+        key = (init.key, cls.key)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = frozenset(self.reachable([init], cls))
+        return found
 
     def _runs_on(self, before: list, name: str) -> bool:
         """Whether a base's method ``name`` runs on an instance whose more derived classes
