@@ -481,14 +481,8 @@ class Values:
                 if named is not None:
                     out.setdefault(named.key, named)
         elif tag in ("a", "s"):
-            owners = {}
-            if tag == "s":
-                if env.self_cls is not None:
-                    owners[env.self_cls.key] = env.self_cls
-            else:
-                self._classes_into(ir[1], env, depth + 1, owners, seen)
-            attr = ir[2] if tag == "a" else ir[1]
-            for cls in list(owners.values()):
+            owners, attr = self._attr_owners(ir, env, depth, seen)
+            for cls in owners:
                 prop = self.find_method(cls, attr)
                 if prop is not None and is_property(prop.fn) and prop.fn.flow is not None:
                     # ``corpus.train`` of a ``@property`` returning ``self._train``
@@ -558,6 +552,17 @@ class Values:
                 out.extend((ret, Env(m.file, m, cls)) for ret in m.fn.flow.returns)
         return out
 
+    def _attr_owners(self, ir, env, depth, seen) -> tuple[list, str]:
+        """(the classes an attribute read ``self.x`` / ``obj.x`` reads from, the attribute): the
+        method's own class, or the classes ``obj`` may be an instance of."""
+        owners: dict = {}
+        if ir[0] == "s":
+            if env.self_cls is not None:
+                owners[env.self_cls.key] = env.self_cls
+            return list(owners.values()), ir[1]
+        self._classes_into(ir[1], env, depth + 1, owners, seen)
+        return list(owners.values()), ir[2]
+
     def _held_items(self, ir, env, depth, seen) -> list:
         """[(value IR, env)] of what a container an expression names holds: the values of a dict
         display, ``x[k] = v`` and ``x.append(v)`` on a local, on ``self.x`` or on another
@@ -574,14 +579,8 @@ class Values:
             for how, value, *_ in env.flow.muts.get(ir[1], ()):
                 out.extend(_stored_item(how, value, env))
         elif tag in ("s", "a"):
-            owners: dict = {}
-            if tag == "s":
-                if env.self_cls is not None:
-                    owners[env.self_cls.key] = env.self_cls
-            else:
-                self._classes_into(ir[1], env, depth + 1, owners, seen)
-            attr = ir[1] if tag == "s" else ir[2]
-            for cls in owners.values():
+            owners, attr = self._attr_owners(ir, env, depth, seen)
+            for cls in owners:
                 for fn, write in self.attr_writes(cls, attr):
                     write_env = Env(fn.file, fn, cls)
                     if write[0] == "=":
