@@ -117,6 +117,18 @@ CASES = {
     "projects/dl101_cli_overridden": [("fixed", "data", "ListDataset(root + '/pairs.lst')", "items")],
     "projects/dl101_class_argument": [("fixed", "dataset.graph_dataset", "TextDataset(None, root + '/list')", "rows")],
     "projects/dl101_star_import": [("fixed", "feats.utils", "ResizeDataset(sorted(__import__('glob').glob(root + '/*.txt')))", "files")],
+    "projects/dl101_corpus_property": [("fixed", "textkit.corpus", "PairExamples(root + '/pairs.lst', ' ')", "pairs")],
+    "projects/dl101_split_holder": [("fixed", "tagging.features", "FeatureRows(root + '/pairs.csv')", "rows")],
+    "projects/dl101_test_suite_loaders": [
+        (
+            "fixed",
+            "ocrkit.datasets",
+            # a folder of its own beside the shared data: <dir>/images/r*.png
+            "(lambda d: [__import__('os').makedirs(d + '/images', exist_ok=True)]"
+            " + [open(d + '/images/r%d.png' % i, 'w').close() for i in range(5)] and ReceiptImages(d))(root + '/../receipts')",
+            "data",
+        )
+    ],
 }
 
 # fixtures with a fix that cannot run here, and why (their fix is unsafe: no runtime claim to prove)

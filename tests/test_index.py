@@ -519,8 +519,7 @@ loader = DataLoader(ds, num_workers=args.workers)
     assert by_file == {"train_a": "no", "train_b": "yes"}
 
 
-ANNOTATED_CORPUS = """
-from typing import Optional, Union
+CORPUS_LOADERS = """
 from torch.utils.data import ConcatDataset, DataLoader, Dataset
 
 class Lines(Dataset):
@@ -547,33 +546,29 @@ class PairsCorpus(Corpus):
     def __init__(self, path):
         super().__init__(Pairs(path))
 
-class Trainer:
-    def __init__(self, corpus: Optional["LinesCorpus"], other: Union[LinesCorpus, PairsCorpus], raw):
-        self.corpus = corpus
-        self.other = other
-        self.raw = raw
+class BatchLoader(DataLoader):
+    def __init__(self, dataset, batch_size=1):
+        super().__init__(dataset, batch_size=batch_size, num_workers=0, collate_fn=list)
 
-    def loaders(self):
-        a = DataLoader(self.corpus.train, num_workers=0)
-        b = DataLoader(self.other.train, num_workers=2)
-        c = DataLoader(self.raw.train, num_workers=2)
-        return a, b, c
+def loaders(files, path):
+    lines = LinesCorpus(files)
+    pairs = PairsCorpus(path)
+    a = DataLoader(lines.train, num_workers=2)
+    b = BatchLoader(pairs.train, batch_size=8)
+    return a, b
 """
 
 
-def test_an_annotated_parameter_nobody_passes_holds_instances_of_its_class():
-    # ``corpus: Optional["LinesCorpus"]``: a LinesCorpus; its ``train`` property returns what
-    # LinesCorpus (not its sibling PairsCorpus) hands to ``Corpus.__init__``: each ``Lines`` of a
-    # ConcatDataset built by a comprehension. A union of two classes, or no annotation: unknown.
-    model = build(facts_of(ANNOTATED_CORPUS))
-    a, b, c = sorted(model.loaders, key=lambda ld: ld.call.span.row)
-    assert [r.cls.name for r in a.datasets] == ["Lines"]
-    assert b.datasets == [] and c.datasets == []
-    facts = next(iter(model.files.values()))
-    fnref = model._funcref(facts, next(f for q, f in facts.functions.items() if q.endswith("Trainer.__init__")))
-    value = model.param_value(fnref, "corpus")
-    assert value.has("instance") and value.cls.cls.name == "LinesCorpus"
-    assert not model.param_value(fnref, "raw").has("instance")
+def test_datasets_reach_a_loader_through_a_property_and_a_subclass_loader():
+    # ``lines.train``: the property returns what LinesCorpus (not its sibling PairsCorpus) hands
+    # to ``Corpus.__init__``: each ``Lines`` of a ConcatDataset built by a comprehension.
+    # ``BatchLoader(pairs.train)``: the loader is the subclass's ``super().__init__``, given
+    # what each caller passes as ``dataset``
+    model = build(facts_of(CORPUS_LOADERS))
+    by_row = sorted(model.loaders, key=lambda ld: ld.call.span.row)
+    base_init, direct = by_row[0], by_row[1]
+    assert [r.cls.name for r in direct.datasets] == ["Lines"]
+    assert [r.cls.name for r in base_init.datasets] == ["Pairs"] and base_init.workers == "no"
 
 
 DATA_PROCESSOR = """

@@ -73,9 +73,6 @@ class Flow:
     # parameter -> the Python container its annotation names ("list", "dict", "tuple", "set"):
     # ``items: List[str]``, ``ann: Optional[dict]``
     annotated: dict[str, str] = field(default_factory=dict)
-    # parameter -> the class its annotation names (``corpus: Corpus``, ``Optional["Corpus"]``):
-    # the program model reads it when no caller is seen (a project class: its instances)
-    annotated_class: dict[str, str] = field(default_factory=dict)
     # local name -> ((how, IR of the argument, loops), ...): ``x.append(v)``, ``x[k] = v``, ``x += v``
     muts: dict[str, tuple] = field(default_factory=dict)
     # attr -> ((how, IR, row, col, loops, end_row, end_col, value span, text, blocks), ...); how: "=", "+=",
@@ -171,9 +168,6 @@ class FlowBuilder:
                 kind = _annotated_container(self.ctx, a.annotation) if a.annotation is not None else None
                 if kind is not None:
                     self.flow.annotated[a.arg] = kind
-                named = _annotated_class(self.ctx, a.annotation) if a.annotation is not None and kind is None else None
-                if named is not None:
-                    self.flow.annotated_class[a.arg] = named
         body = self.fn.node.body if self.fn is not None else self.ctx.tree.body
         self.block(body)
         f = self.flow
@@ -788,38 +782,6 @@ def _annotated_container(ctx, node, depth: int = 0) -> str | None:
     return None
 
 
-def _annotated_class(ctx, node, depth: int = 0) -> str | None:
-    """The one class a parameter's annotation names, by its qualified name (``Corpus``,
-    ``data.Corpus``, ``Optional[Corpus]``, ``Corpus | None``, ``"Corpus"``); None for anything
-    else (a union of classes, a generic alias, a builtin)."""
-    if depth > 4 or node is None:
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
-        try:
-            inner = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
-            return None
-        return _annotated_class(ctx, inner, depth + 1)
-    parts: list = []
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        parts = [node.left, node.right]
-    elif isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)):
-        if ctx.qualname(node.value) != "typing.Optional" and ctx.qualname(node.value) != "typing.Union":
-            return None
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if ctx.qualname(node.value) == "typing.Optional" and len(parts) != 1:
-            return None
-    elif isinstance(node, (ast.Name, ast.Attribute)):
-        qual = ctx.qualname(node)
-        if not qual or qual.startswith(("builtins.", "typing.", "collections.")):
-            return None
-        return qual
-    else:
-        return None
-    named = {_annotated_class(ctx, p, depth + 1) for p in parts if not (isinstance(p, ast.Constant) and p.value is None)}
-    return named.pop() if len(named) == 1 else None
-
-
 def _one_kind(kinds) -> str | None:
     """The one container of a union with None (``Optional[List[str]]``)."""
     real = {k for k in kinds if k != "none"}
@@ -1000,10 +962,6 @@ def dataclass_init_flow(ctx, info, fields: dict) -> Flow:
         kind = _annotated_container(ctx, stmt.annotation)
         if kind is not None:
             flow.annotated[name] = kind
-        else:
-            named = _annotated_class(ctx, stmt.annotation)
-            if named is not None:
-                flow.annotated_class[name] = named
         span = ctx.span(stmt)
         flow.writes[name] = (
             ("=", ("p", name), span.row, span.col, (), span.end_row, span.end_col,

@@ -472,14 +472,8 @@ class Values:
             for value in env.flow.locals.get(ir[1], ()):
                 self._classes_into(value, env, depth + 1, out, seen)
         elif tag == "p" and env.fn is not None:
-            passed = self._site_arguments(env.fn, ir[1], env.self_cls)
-            for found, site_env in passed:
+            for found, site_env in self._site_arguments(env.fn, ir[1], env.self_cls):
                 self._classes_into(found, site_env, depth + 1, out, seen)
-            if not passed:
-                # no caller in the project: the class its annotation names (``corpus: Corpus``)
-                named = self.annotated_class(env.fn, ir[1])
-                if named is not None:
-                    out.setdefault(named.key, named)
         elif tag in ("a", "s"):
             owners, attr = self._attr_owners(ir, env, depth, seen)
             for cls in owners:
@@ -790,11 +784,7 @@ class Values:
         if default is not None and default != ("k", None):
             out = join(out, self._eval(default, Env(fnref.file, fnref, self_cls), 1))
         passed = self._passed_values(fnref, name, self_cls)
-        named = self.annotated_class(fnref, name) if passed is None else None
-        if named is not None:
-            # no caller in the project: an instance of the class its annotation names
-            out = join(out, val("instance", cls=named))
-        elif passed is None:
+        if passed is None:
             out = join(out, self._unseen_param(fnref, name, out))
         else:
             out = join(out, passed)
@@ -808,16 +798,6 @@ class Values:
             why = ((f"the `{name}` argument, annotated as a {kind}", fnref.file.path, fnref.fn.span.row),)
             out = join(out, Val(frozenset({kind}), size=UNKNOWN_SIZE, why=why))
         return self._memo_finish(memo, key, out, saved)
-
-    def annotated_class(self, fnref, name: str):
-        """The project class a parameter's annotation names (``corpus: Corpus``), or None."""
-        flow = fnref.fn.flow
-        qual = flow.annotated_class.get(name) if flow is not None else None
-        if qual is None:
-            return None
-        with self.quietly():
-            found = self.resolve(qual, fnref.file.root)
-        return found if isinstance(found, ClassRef) else None
 
     def _unseen_param(self, fnref, name: str, default: Val) -> Val:
         """A parameter whose callers are not seen (or pass ``*args`` / ``**kwargs``): anything
