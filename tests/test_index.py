@@ -649,3 +649,16 @@ def build(root):
     assert idx.attr_value(sub, "index").kinds == frozenset({"dict"})
     init = idx.find_method(sub, "__init__")
     assert init.fn.params == ("self", "root", "files", "limit")
+
+
+def test_test_suite_files_are_told_by_their_place_under_the_project_root():
+    from dllint.program.refs import is_test_path
+
+    root = "/home/u/tests/proj"  # a project that itself lives under a folder named tests
+    assert is_test_path(f"{root}/tests/test_data.py", root)
+    assert is_test_path(f"{root}/pkg/unit_tests/helpers.py", root)
+    assert is_test_path(f"{root}/pkg/data_test.py", root)
+    assert is_test_path(f"{root}/conftest.py", root)
+    assert not is_test_path(f"{root}/pkg/datasets.py", root)
+    assert not is_test_path(f"{root}/pkg/testing_utils.py", root)  # a name, not a folder
+    assert not is_test_path(f"{root}/latest/data.py", root)
