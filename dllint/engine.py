@@ -581,7 +581,7 @@ class Engine:
         ``focus``: the named files an analysis starts from (see ``_analyse``)."""
         entries = entries if entries is not None else {}
         read_errors = read_errors if read_errors is not None else {}
-        missed, names = demands(index, focus)
+        missed, names, used = demands(index, focus)
         new = {p for p in missed if p not in facts}
         if focus is not None:  # the modules a named file imports that a whole run would parse
             for path in focus:
@@ -589,12 +589,18 @@ class Engine:
                     for imported in index.imports_of(index.files[path]):
                         if imported not in facts and self._matches(imported, self.triggers, self.triggers.key, data, entries, read_errors):
                             new.add(imported)
-        names = {n: w for n, w in names.items() if seen_names.get(n) != w}
-        seen_names.update(names)
-        if names:
-            test = NameTest(names)
-            candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
-            new.update(p for p in candidates if self._matches(p, test, test.key, data, entries, read_errors))
+        candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
+        for found, triggered in ((names, False), (used, True)):
+            found = {n: w for n, w in found.items() if seen_names.get((n, triggered)) != w}
+            seen_names.update({(n, triggered): w for n, w in found.items()})
+            if not found:
+                continue
+            test = NameTest(found)
+            new.update(
+                p for p in candidates
+                if self._matches(p, test, test.key, data, entries, read_errors)
+                and (not triggered or self._matches(p, self.triggers, self.triggers.key, data, entries, read_errors))
+            )
         return new
 
     def ignored(self, path: str, code: str) -> bool:

@@ -25,8 +25,9 @@ from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import called_names
 
 
-def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]]]:
-    """(paths the structural questions reached, {name: module words} to look for in files).
+def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """(paths the structural questions reached, {name: module words} to look for in files, the
+    same for names looked for only in files with trigger words).
 
     ``focus``: the files named on the command line, when the analysis starts from them (a
     pre-commit hook's staged files, the editor's document). Then only what is connected to them is
@@ -62,9 +63,13 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             continue
         if model.is_loader_class(cls.cls.qualname, cls.file.root):
             names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
+    used: dict[str, set[str]] = {}
     if focus is not None:
         # the files using what the named files define (a Dataset, a builder, a collate function,
-        # a helper its worker code calls), and the builders returning one of their Datasets
+        # a helper its worker code calls), among those a whole run selects by their trigger
+        # words: a file without any is parsed by a whole run only for the names above (Datasets,
+        # DataLoader classes) or a structural question, which this run asks as well (ParlAI's
+        # teachers.py: 243 files parsed alone, 64 by the whole run)
         for path in focus:
             facts = model.files.get(path)
             if facts is None:
@@ -72,11 +77,11 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             words = _import_words(facts.module, own=True)
             for cls in facts.classes.values():
                 if not cls.local:
-                    names.setdefault(cls.name, set()).update(words)
+                    used.setdefault(cls.name, set()).update(words)
             for fn in facts.functions.values():
                 if fn.cls is None and not fn.nested:
-                    names.setdefault(fn.name, set()).update(words)
-        _serving_siblings(model, focus, names)
+                    used.setdefault(fn.name, set()).update(words)
+        _serving_siblings(model, focus, names, used)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
@@ -96,7 +101,8 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             if starts_workers:
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
-    return set(model.misses), {k: frozenset(v) for k, v in names.items()}
+    used = {k: v for k, v in used.items() if k not in names}
+    return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}
 
 
 OPTION_WORDS = frozenset({"add_argument", "add_option", "set_defaults", "click", "DEFINE_integer"})
@@ -118,12 +124,14 @@ def _option_files(model, loaders, names: dict) -> None:
                 names.setdefault(option, set()).update(OPTION_WORDS)
 
 
-def _serving_siblings(model, focus: frozenset[str], names: dict) -> None:
+def _serving_siblings(model, focus: frozenset[str], names: dict, used: dict) -> None:
     """A named file's class that is not a Dataset by its own bases but derives from a project
     class serving samples (``__getitem__`` / ``__iter__``, duck-typed): it is a Dataset when a
     loader is given a sibling deriving from that base (dllint/program/loaders.py). So the files
     naming the base (the siblings) are wanted, then the files naming a sibling (where a loader
-    may be given one)."""
+    may be given one) among the files with trigger words (``used``): a loader is in one, where
+    a whole run meets the sibling too. The files naming the base are looked for everywhere: a
+    sibling's file may have no trigger word, and the whole run parses it when its loader does."""
     with model.quietly():
         bases = set()
         for path in focus:
@@ -142,7 +150,7 @@ def _serving_siblings(model, focus: frozenset[str], names: dict) -> None:
             return
         for ref in model.classes():
             if ref.key not in bases and not ref.cls.local and any(b.key in bases for b in model.mro(ref)[1:]):
-                names.setdefault(ref.cls.name, set()).update(_module_words(ref.file.module))
+                used.setdefault(ref.cls.name, set()).update(_module_words(ref.file.module))
 
 
 FOCUS_CALL_DEPTH = 2
