@@ -934,10 +934,7 @@ def dataclass_fields(ctx, info, depth: int = 0) -> dict | None:
         ):
             fields.pop(stmt.target.id, None)
             continue
-        if stmt.target.id in fields:
-            fields[stmt.target.id] = stmt  # (redeclared: keeps its place, takes the new default)
-        else:
-            fields[stmt.target.id] = stmt
+        fields[stmt.target.id] = stmt  # (a redeclared field keeps its place, takes the new default)
     return fields
 
 

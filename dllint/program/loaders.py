@@ -91,6 +91,13 @@ class Loaders:
             return [], []
         project: list[ClassRef] = []
         external: list[str] = []
+        traced: list[ClassRef] = []  # what the values model traces from the argument, asked once
+
+        def follow() -> list[ClassRef]:
+            if not traced:
+                traced.append(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
+            return traced[0]
+
         for alt in self.expand(value, facts):
             # ``Subset(ds, idx)``, ``ConcatDataset([a, b])``: the wrapped datasets serve the samples
             wrapper = alt.kind == "call" and bool(alt.ref) and canonical(alt.ref) in DATASET_WRAPPERS
@@ -105,11 +112,11 @@ class Loaders:
                 if call.args_ir.get("dataset") == ("p", alt.ref):
                     # each caller's classes kept apart (a join keeps one): ``BatchLoader(corpus.train)``
                     # of a subclass whose ``__init__`` hands ``dataset`` to its base
-                    project.extend(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
+                    project.extend(follow())
             elif (wrapper or alt.kind in ("unknown", "param") or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
                 # (``DataLoader(dataset=self)`` in a method: the class's own instances)
                 # a wrapper's attribute, a registry, a factory's result: the values model follows it
-                project.extend(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
+                project.extend(follow())
             elif alt.kind == "subset" and alt.options:
                 # ``dataset[train_idx]`` of a PyG dataset: a dataset of the same class
                 for base in self.expand(alt.options[0], facts):
@@ -118,7 +125,7 @@ class Loaders:
                         project.append(found)
                 if call.args_ir.get("dataset") is not None:
                     # ``self.datasets[split]`` of a dict filled with ``self.datasets[s] = Lines(...)``
-                    project.extend(self.instance_classes(call.args_ir["dataset"], self._call_env(facts, call)))
+                    project.extend(follow())
         return list({ref.key: ref for ref in project}.values()), external
 
     def _call_env(self, facts: FileFacts, call: LoaderCall) -> Env:

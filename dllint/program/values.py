@@ -532,30 +532,27 @@ class Values:
         """[(return IR, env)] of a method called on an object the model can name
         (``self.data.get_splits()``, ``builder.build()``): each return of the method its class
         (or a base) defines, evaluated on an instance of that class."""
-        owners: dict = {}
-        recv = func[1]
-        if recv == ("self",):
-            if env.self_cls is not None:
-                owners[env.self_cls.key] = env.self_cls
-        else:
-            self._classes_into(recv, env, depth + 1, owners, seen)
         out = []
-        for cls in owners.values():
+        for cls in self._instance_owners(func[1], env, depth, seen):
             m = self.find_method(cls, func[2])
             if m is not None and m.fn.flow is not None and not is_property(m.fn):
                 out.extend((ret, Env(m.file, m, cls)) for ret in m.fn.flow.returns)
         return out
 
     def _attr_owners(self, ir, env, depth, seen) -> tuple[list, str]:
-        """(the classes an attribute read ``self.x`` / ``obj.x`` reads from, the attribute): the
-        method's own class, or the classes ``obj`` may be an instance of."""
-        owners: dict = {}
+        """(the classes an attribute read ``self.x`` / ``obj.x`` reads from, the attribute)."""
         if ir[0] == "s":
-            if env.self_cls is not None:
-                owners[env.self_cls.key] = env.self_cls
-            return list(owners.values()), ir[1]
-        self._classes_into(ir[1], env, depth + 1, owners, seen)
-        return list(owners.values()), ir[2]
+            return self._instance_owners(("self",), env, depth, seen), ir[1]
+        return self._instance_owners(ir[1], env, depth, seen), ir[2]
+
+    def _instance_owners(self, recv, env, depth, seen) -> list:
+        """The classes an object expression may be an instance of: ``self`` is one of the
+        method's own class; anything else, what ``instance_classes`` names."""
+        if recv == ("self",):
+            return [env.self_cls] if env.self_cls is not None else []
+        owners: dict = {}
+        self._classes_into(recv, env, depth + 1, owners, seen)
+        return list(owners.values())
 
     def _held_items(self, ir, env, depth, seen) -> list:
         """[(value IR, env)] of what a container an expression names holds: the values of a dict
