@@ -419,6 +419,18 @@ class Derived:
         except (OSError, TypeError, ValueError, RecursionError):
             pass
 
+    def remember(self, name: str, inputs: tuple, compute, check):
+        """``compute()``, remembered under ``name`` and ``inputs`` (every input of the answer; texts
+        by their hash): a stored answer is used when ``check`` accepts its shape. None is an answer
+        too (stored as a 1-tuple, so that a miss and a None differ)."""
+        key = self.key(name, *inputs)
+        found = self.get(key)
+        if type(found) is tuple and len(found) == 1 and (found[0] is None or check(found[0])):
+            return found[0]
+        value = compute()
+        self.put(key, (value,))
+        return value
+
 
 def _index_entry(raw) -> list | None:
     """An index entry read back from JSON, or None when it does not have the shape save() writes."""

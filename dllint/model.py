@@ -210,6 +210,11 @@ class Edit:
     span: Span  # the replaced range; an insertion has span.row == end_row and col == end_col
 
 
+def are_edits(value) -> bool:
+    """``value`` is a tuple of Edits (the shape of a fix's edits read back from the cache)."""
+    return type(value) is tuple and all(type(e) is Edit for e in value)
+
+
 @dataclass(frozen=True, slots=True)
 class Fix:
     applicability: str  # "safe" | "unsafe" | "display"

@@ -30,6 +30,13 @@ class Project:
         facts = self.files.get(path)
         return facts.payloads.get(code) if facts else None
 
+    def remember(self, name: str, path: str, inputs: tuple, compute, check):
+        """``compute()``, a pure function of the text of ``path`` and ``inputs`` (a fix's edits),
+        remembered across runs when there is a cache (``cache.Derived.remember``)."""
+        if self.derived is None:
+            return compute()
+        return self.derived.remember(name, (self.source(path), *inputs), compute, check)
+
     def source(self, path: str) -> str:
         """The decoded text of an analysed file (for building fix edits)."""
         self.read.add(path)

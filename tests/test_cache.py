@@ -455,20 +455,32 @@ def test_a_fix_computed_once_is_remembered_across_runs(tmp_path, monkeypatch):
     assert calls == ["files", "files"]
 
 
-def test_change_of_and_apply_change_round_trip():
-    import random
+def test_derived_answers_are_remembered_with_their_shape_checked(tmp_path):
+    """Derived.remember: an answer (None included) is computed once per key; an entry whose shape
+    the caller rejects is computed again, as a missing one is."""
+    from dllint.cache import Derived, FactCache
 
-    from dllint.fixes.compact import _UNSET, apply_change, change_of
+    cache = FactCache(str(tmp_path / "c"))
+    store = Derived(cache)
+    calls = []
 
-    rng = random.Random(0)
-    for _ in range(300):
-        old = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 12)))
-        new = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 12)))
-        change = change_of(old, new)
-        assert apply_change(old, change) == new
-        assert serial.loads(serial.dumps(change)) == change
-    assert change_of("x", None) == () and apply_change("x", ()) is None
-    assert apply_change("abc", (2, 2, "")) is _UNSET and apply_change("abc", (1, "1", "")) is _UNSET
+    def compute(value):
+        def run():
+            calls.append(value)
+            return value
+        return run
+
+    def is_int(v):
+        return type(v) is int
+
+    assert store.remember("f", ("text", 1), compute(None), is_int) is None
+    assert store.remember("f", ("text", 1), compute(5), is_int) is None  # None was the answer
+    assert store.remember("f", ("text", 2), compute(7), is_int) == 7
+    assert store.remember("f", ("text", 2), compute(8), is_int) == 7
+    assert store.remember("f", ("other", 2), compute(9), is_int) == 9  # another text, another key
+    store.put(store.key("f", "text", 3), ("not an int",))
+    assert store.remember("f", ("text", 3), compute(4), is_int) == 4
+    assert calls == [None, 7, 9, 4]
 
 
 def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):

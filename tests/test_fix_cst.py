@@ -347,3 +347,47 @@ def test_dl101_fixed_goldens_define_the_helper_once():
     counted = [p.read_text(encoding="utf-8").count("class _CompactList") for p in fixed if p.is_file()]
     assert any(c == 1 for c in counted)
     assert all(c <= 1 for c in counted), [str(p) for p, c in zip(fixed, counted) if c > 1]
+
+
+MODULE_HEADS = {
+    "docstring, imports, code": '"""Doc."""\nimport os\nimport sys\n\nX = 1\n',
+    "no blank line before code": "import os\nX = 1\nimport sys\n",
+    "comment between": "import os\n# about X\nX = 1\n",
+    "blank and comment": "import os\n\n# about X\n\ndef f():\n    return 1\n",
+    "future first": "from __future__ import annotations\nimport os\n\nclass A:\n    pass\n",
+    "decorated first": "import os\n@dec\n@dec2(1)\ndef f():\n    pass\n",
+    "nothing imported": "X = 1\nY = 2\n",
+    "docstring only code": '"""Doc."""\nX = 1\n',
+    "only imports": "import os\nfrom a import b\n",
+    "shared line": "import os; X = 1\nY = 2\n",
+    "import after code": "X = 1\nimport functools\n",
+    "already imported": "import functools\nX = 1\n",
+    "shebang and encoding": "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport os\nX = 1\n",
+    "strict flag": "__strict__ = True\nimport os\nX = 1\n",
+    "concatenated docstring": '"a" "b"\nimport os\nX = 1\n',
+    "conditional import": "import os\nif os.name:\n    import functools\nX = 1\n",
+    "crlf": "import os\r\n\r\nX = 1\r\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_HEADS))
+def test_import_edits_on_the_head_equal_the_whole_module(name):
+    """``import_edits`` adds imports on the module's head alone (text up to the first statement
+    after the leading imports, `pass` standing for the rest): its edits are those of libcst's
+    AddImportsVisitor run on the whole module, a long tail after the head included."""
+    from dllint.fixes.cst import CstSource, add_imports, import_edits
+
+    tail = "\n\ndef g():\n    return [\n        1,\n    ]\n" * 50
+    text = MODULE_HEADS[name]
+    newline = newline_of(text) if text else "\n"
+    text += tail.replace("\n", newline) if text else ""
+
+    class Project:
+        def source(self, path):
+            return text
+
+    for modules in (["functools"], ["functools", "os"]):
+        whole = CstSource(text)
+        expected = edits_between(text, add_imports(whole.module, modules).code)
+        assert import_edits(Project(), "m.py", modules) == expected, modules

@@ -23,63 +23,15 @@ from dllint.textutil import first_row, line_starts, newline_of
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | None = None, store=None) -> str | None:
+def convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | None = None) -> str | None:
     """The module ``text`` with the conversion added to the ``__init__`` named by ``qualparts``
     (Class.__init__, Outer.Class.__init__); None when the constructor cannot take it (a ``return``
     or ``yield`` in it: the conversion would be skipped on that path) or is not found. ``memo``
-    (one dict per run) keeps each file's slices between findings; ``store`` (a
-    ``dllint.cache.Derived``, or None) remembers the answer across runs, keyed by the text, the
-    constructor and the attribute (and, as every cache key, dllint's own code)."""
+    (one dict per run) keeps each file's slices between findings (the rule remembers its edits
+    across runs: ``Project.remember``)."""
     if len(qualparts) < 2 or qualparts[-1] != "__init__" or "<locals>" in qualparts:
         return None
-    if store is None:
-        return _convert_in_init(text, qualparts, attr, memo)
-    key = store.key("compact.convert_in_init", text, tuple(qualparts), attr)
-    found = store.get(key)
-    if found is not None:
-        new = apply_change(text, found)
-        if new is not _UNSET:
-            return new
-    new = _convert_in_init(text, qualparts, attr, memo)
-    store.put(key, change_of(text, new))
-    return new
-
-
-def change_of(old: str, new: str | None) -> tuple:
-    """``new`` as plain data relative to ``old``: (length of the common start, length of the
-    common end, the text between), or () for None."""
-    if new is None:
-        return ()
-    lo, hi = 0, min(len(old), len(new))
-    while lo < hi:  # the longest common start, by halves (each comparison is one C call)
-        mid = (lo + hi + 1) // 2
-        if old[:mid] == new[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    start = lo
-    lo, hi = 0, min(len(old), len(new)) - start
-    while lo < hi:  # the longest common end that does not overlap the start
-        mid = (lo + hi + 1) // 2
-        if old[len(old) - mid :] == new[len(new) - mid :]:
-            lo = mid
-        else:
-            hi = mid - 1
-    end = lo
-    return (start, end, new[start : len(new) - end])
-
-
-def apply_change(old: str, change) -> str | None:
-    """The text ``change_of(old, new)`` describes (None for ()); ``_UNSET`` when ``change`` does
-    not have that shape or does not fit ``old``."""
-    if change == ():
-        return None
-    if not (type(change) is tuple and len(change) == 3):
-        return _UNSET
-    start, end, middle = change
-    if not (type(start) is int and type(end) is int and type(middle) is str and 0 <= start and 0 <= end and start + end <= len(old)):
-        return _UNSET
-    return old[:start] + middle + old[len(old) - end :]
+    return _convert_in_init(text, qualparts, attr, memo)
 
 
 def _convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | None) -> str | None:

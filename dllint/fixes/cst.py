@@ -94,6 +94,64 @@ def source_of(project, path: str) -> CstSource:
     return found
 
 
+def _module_body(project, path: str, text: str):
+    """The ast statements of an analysed file (parsed once per run), or None when it does not parse."""
+    memo = project.__dict__.setdefault("_cst_statements", {})
+    if path not in memo:
+        import ast
+
+        try:
+            memo[path] = ast.parse(text).body
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            memo[path] = None
+    return memo[path]
+
+
+def import_edits(project, path: str, modules: list[str]) -> tuple[Edit, ...] | None:
+    """The edits adding ``import m`` for each of ``modules`` that the file does not import at its
+    top, placed as libcst's AddImportsVisitor places them in the whole module, computed on the
+    file's head alone. The visitor decides from the module's first statements only: a docstring
+    (or ``__strict__``) to keep first, the run of import lines after it, and the leading lines of
+    the first statement that is not one (an empty line goes there). So the head (the text before
+    that statement) followed by ``pass`` in its place gives the same edits, and a 2,000-line
+    module is not parsed whole for one ``import functools``. None when libcst cannot parse it."""
+    text = project.source(path)
+    head = _head_end(_module_body(project, path, text) or (), text)
+    if head is None:
+        src = source_of(project, path)
+    else:
+        src = CstSource(text[:head] + "pass" + newline_of(text))
+    if src.module is None:
+        return None
+    return edits_between(src.text, add_imports(src.module, modules).code)
+
+
+def _head_end(body, text: str) -> int | None:
+    """The offset in ``text`` of the line starting the first top-level statement that is not an
+    import (its decorators first), the statements before it included whole; None when there is no
+    such place to cut (only imports, the statement shares a line with an earlier one, or the file
+    does not parse)."""
+    import ast
+
+    start = 0
+    if body:
+        first = body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            start = 1  # a docstring (libcst decides whether it is one: the head keeps it whole)
+        elif isinstance(first, ast.Assign):
+            start = 1  # `__strict__ = ...` or a statement: kept whole in the head either way
+    for i in range(start, len(body)):
+        stmt = body[i]
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        row = first_row(stmt)
+        if i and (body[i - 1].end_lineno or body[i - 1].lineno) >= row:
+            return None
+        starts = line_starts(text)
+        return starts[row - 1] if row <= len(starts) else None
+    return None
+
+
 def statement_source(project, path: str, span: Span) -> CstSource:
     """A CstSource of only the statement(s) on the rows of ``span`` (whole lines, with decorators
     and the statements sharing those lines), for fixes that edit inside one statement: a keyword of
@@ -104,14 +162,7 @@ def statement_source(project, path: str, span: Span) -> CstSource:
     parse with ``ast``."""
     memo = project.__dict__.setdefault("_cst_statements", {})
     text = project.source(path)
-    if path not in memo:
-        import ast
-
-        try:
-            memo[path] = ast.parse(text).body
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            memo[path] = None
-    body = memo[path]
+    body = _module_body(project, path, text)
     if not body:
         return source_of(project, path)
     starts = line_starts(text)

@@ -2,17 +2,18 @@
 ``import functools`` when the module has no name for ``partial`` yet. Which lambdas qualify is
 decided from the facts (dllint/rules/dl103_unpicklable_worker_state.py: the callee is a module-level
 function, the lambda's parameters are the call's last positional arguments and appear nowhere
-else); this builds the edits."""
+else); this builds the lambda's edits (the import, when one is needed, is ``cst.import_edits``)."""
 
 from __future__ import annotations
 
-from dllint.fixes.cst import CstSource, add_imports, edits_between
+from dllint.fixes.cst import CstSource, edits_between
 from dllint.model import Edit, Span
 
 
-def lambda_to_partial(src: CstSource, span: Span, partial: str, add_import: bool) -> tuple[str, tuple[Edit, ...]] | None:
-    """(the replacement's code, edits) for the lambda at ``span``; ``partial`` is how the module
-    names ``functools.partial`` (``functools.partial``, ``ft.partial``, ``partial``)."""
+def lambda_to_partial(src: CstSource, span: Span, partial: str) -> tuple[str, tuple[Edit, ...], bool] | None:
+    """(the replacement's code, edits, whether it calls ``partial``) for the lambda at ``span``;
+    ``partial`` is how the module names ``functools.partial`` (``functools.partial``,
+    ``ft.partial``, ``partial``). ``lambda b: f(b)`` becomes ``f`` itself."""
     import libcst as cst
 
     lam = src.find(cst.Lambda, span)
@@ -30,19 +31,10 @@ def lambda_to_partial(src: CstSource, span: Span, partial: str, add_import: bool
     kept = positional[: len(positional) - len(params)] + keywords
     if not kept:
         new = call.func.with_changes(lpar=lam.lpar, rpar=lam.rpar) if not call.func.lpar else call.func
-        imports: list[str] = []
     else:
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         args = [cst.Arg(value=call.func, comma=comma)]
         args += [a.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace("")) for a in kept]
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         new = cst.Call(func=cst.parse_expression(partial), args=args, lpar=lam.lpar, rpar=lam.rpar)
-        imports = ["functools"] if add_import else []
-    module = src.module.deep_replace(lam, new)
-    if imports:
-        module = add_imports(module, imports)
-    edits = edits_between(src.text, module.code)
-    if src.shift:  # a statement's source (no import to add): rows of the file
-        k = src.shift
-        edits = tuple(Edit(e.content, Span(e.span.row + k, e.span.col, e.span.end_row + k, e.span.end_col)) for e in edits)
-    return src.code(new.with_changes(lpar=[], rpar=[])), edits
+    return src.code(new.with_changes(lpar=[], rpar=[])), src.replace(lam, new), bool(kept)

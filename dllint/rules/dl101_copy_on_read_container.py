@@ -17,7 +17,7 @@ import re
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.edits import line_edits
 from dllint.fixes.compact import convert_in_init
-from dllint.model import Diagnostic, Fix, Span
+from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.program.refs import FuncRef
 from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, FRAME_ARRAY, LOAD, UNKNOWN_SIZE, Env, is_property, replaced
 from dllint.rules.base import Rule
@@ -352,10 +352,13 @@ class CopyOnReadContainer(Rule):
         except (OSError, ValueError):
             return None
         memo = project.__dict__.setdefault("_dl101_fix_slices", {})
-        new = convert_in_init(text, init.fn.qualname.split(".")[len(init.file.module.split(".")):], attr, memo, project.derived)
-        if new is None:
-            return None
-        edits = line_edits(text, new)
+        qualparts = tuple(init.fn.qualname.split(".")[len(init.file.module.split(".")):])
+
+        def edits():
+            new = convert_in_init(text, list(qualparts), attr, memo)
+            return line_edits(text, new) if new is not None else ()
+
+        edits = project.remember("dl101.convert_in_init", path, (qualparts, attr), edits, are_edits)
         if not edits:
             return None
         message = f"Store `self.{attr}` packed (`{COMPACT_NAME}`, added to the module)"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from dllint.model import Diagnostic, Fix, Span
+from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.program.values import Env, replaced
 from dllint.rules.base import Rule
@@ -360,15 +360,29 @@ class UnpicklableWorkerState(Rule):
 
     @staticmethod
     def _partial_fix(project, path, span, partial, add_import) -> Fix | None:
-        from dllint.fixes.cst import source_of, statement_source
+        from dllint.fixes.cst import import_edits, statement_source
         from dllint.fixes.partial import lambda_to_partial
 
-        # only the lambda's statement is parsed, unless an import must be added to the module
-        src = source_of(project, path) if add_import else statement_source(project, path, span)
-        made = lambda_to_partial(src, span, partial, add_import)
-        if not made or not made[1]:
+        def made():
+            # only the lambda's statement is parsed (and the module's head when an import is added)
+            found = lambda_to_partial(statement_source(project, path, span), span, partial)
+            if not found or not found[1]:
+                return None
+            code, edits, uses_partial = found
+            if add_import and uses_partial:
+                added = import_edits(project, path, ["functools"])
+                if added is None:
+                    return None
+                edits = tuple(sorted((*added, *edits), key=lambda e: (e.span.row, e.span.col)))
+            return code, edits
+
+        def shape(v):
+            return type(v) is tuple and len(v) == 2 and type(v[0]) is str and are_edits(v[1])
+
+        found = project.remember("dl103.lambda_to_partial", path, (span, partial, add_import), made, shape)
+        if found is None:
             return None
-        return Fix("unsafe", f"Replace the lambda with `{made[0]}`", made[1])
+        return Fix("unsafe", f"Replace the lambda with `{found[0]}`", found[1])
 
     def _state(self, model, ref, methods, emit):
         """Attributes set before the workers start whose value cannot be pickled."""
