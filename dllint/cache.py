@@ -257,40 +257,38 @@ class FactCache:
 
     def load_result(self, key: str, n_paths: int = 0):
         """A stored (diagnostics, files analysed), or (diagnostics, files analysed, indices of the
-        files analysed, indices of the files whose text a rule read) as the early cutoff keeps
-        them (indices into the run's ``n_paths`` files); or None."""
+        files analysed, indices of the files whose text a rule read, replays) as the early cutoff
+        keeps them (indices into the run's ``n_paths`` files; see ``_replays``); or None."""
         if not self.enabled:
             return None
         from dllint.model import Diagnostic
 
         found = self._read(os.path.join(self.directory, "results", key))
-        if not (isinstance(found, tuple) and len(found) in (2, 4) and type(found[1]) is int and isinstance(found[0], list)):
+        if not (isinstance(found, tuple) and len(found) in (2, 5) and type(found[1]) is int and isinstance(found[0], list)):
             return None
         if not all(type(d) is Diagnostic for d in found[0]):
             return None
-        for positions in found[2:]:
-            if not (isinstance(positions, list) and all(type(i) is int and 0 <= i < n_paths for i in positions)):
-                return None
+        if len(found) == 5 and not (_positions(found[2], n_paths) and _positions(found[3], n_paths) and _replays(found[4], n_paths)):
+            return None
         self.served = True
         return found
 
     def load_cutoff(self, key: str, n_paths: int):
         """The record of the last whole run for the early cutoff (``Engine._cutoff``): (findings,
         files analysed, the files' hashes, indices of the files analysed, indices of the files
-        whose text a rule read), or None."""
+        whose text a rule read, replays), or None."""
         if not self.enabled:
             return None
         from dllint.model import Diagnostic
 
         found = self._read(os.path.join(self.directory, "cutoff", key))
-        if not (isinstance(found, tuple) and len(found) == 5):
+        if not (isinstance(found, tuple) and len(found) == 6):
             return None
-        result, analysed, hashes, analysed_at, read_at = found
+        result, analysed, hashes, analysed_at, read_at, replays = found
         if not (isinstance(result, list) and all(type(d) is Diagnostic for d in result) and type(analysed) is int and type(hashes) is bytes):
             return None
-        for positions in (analysed_at, read_at):
-            if not (isinstance(positions, list) and all(type(i) is int and 0 <= i < n_paths for i in positions)):
-                return None
+        if not (_positions(analysed_at, n_paths) and _positions(read_at, n_paths) and _replays(replays, n_paths)):
+            return None
         self.served = True
         return found
 
@@ -430,6 +428,20 @@ class Derived:
         value = compute()
         self.put(key, (value,))
         return value
+
+
+def _positions(value, n_paths: int) -> bool:
+    """A list of indices into a run's ``n_paths`` files."""
+    return isinstance(value, list) and all(type(i) is int and 0 <= i < n_paths for i in value)
+
+
+def _replays(value, n_paths: int) -> bool:
+    """A list of (file index, function name, inputs, answer): the ``Project.remember`` questions
+    of a run (the answer is compared, never used, by the early cutoff)."""
+    return isinstance(value, list) and all(
+        type(r) is tuple and len(r) == 4 and type(r[0]) is int and 0 <= r[0] < n_paths and type(r[1]) is str and type(r[2]) is tuple
+        for r in value
+    )
 
 
 def _index_entry(raw) -> list | None:

@@ -261,11 +261,11 @@ class Engine:
         if result_key is not None:
             found = cache.load_result(result_key, len(paths))
             if found is not None:
-                if cutoff_key is not None and len(found) == 4:
+                if cutoff_key is not None and len(found) == 5:
                     # the files are as that run found them: later edits are compared with them
                     record = cache.load_cutoff(cutoff_key, len(paths))
                     if record is None or record[2] != cutoff_hashes:
-                        cache.store_cutoff(cutoff_key, (found[0], found[1], cutoff_hashes, found[2], found[3]))
+                        cache.store_cutoff(cutoff_key, (found[0], found[1], cutoff_hashes, *found[2:]))
                 cache.save()  # the files read and hashed here (when the index did not know them)
                 return self._reused(found, data, target_set)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
@@ -383,9 +383,14 @@ class Engine:
                 stored: tuple = (result, len(facts))
                 if cutoff_key is not None and converged and not read_errors:
                     position = {p: i for i, p in enumerate(paths)}
-                    if all(p in position for p in facts) and all(p in position for p in project.read):
-                        # (the files analysed, the files whose text a rule read): for _cutoff
-                        stored += (sorted(position[p] for p in facts), sorted(position[p] for p in project.read))
+                    if all(p in position for p in (*facts, *project.read, *(r[0] for r in project.replays))):
+                        # (the files analysed, the files whose text a rule read, the questions
+                        # asked of files' texts through Project.remember): for _cutoff
+                        stored += (
+                            sorted(position[p] for p in facts),
+                            sorted(position[p] for p in project.read),
+                            [(position[p], name, inputs, answer) for p, name, inputs, answer in project.replays],
+                        )
                         cache.store_cutoff(cutoff_key, (*stored[:2], cutoff_hashes, *stored[2:]))
                 cache.store_result(result_key, stored)
             cache.save()
@@ -525,7 +530,7 @@ class Engine:
         record = cache.load_cutoff(key, len(paths))
         if record is None:
             return None
-        result, analysed, old_hashes, analysed_at, read_at = record
+        result, analysed, old_hashes, analysed_at, read_at, replays = record
         width = len(hashes) // max(len(paths), 1)
         if len(old_hashes) != len(hashes) or width * len(paths) != len(hashes):
             return None
@@ -551,8 +556,10 @@ class Engine:
             cache.store_facts(cache.facts_key(content_hash(blob), path, mn.module, mn.root, mn.is_package), fresh)
             if not same_facts(old, fresh):
                 return None
-        cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at))
-        return result, analysed, analysed_at, read_at
+            if not _same_answers(path, blob, [r for r in replays if r[0] == i], self.settings):
+                return None
+        cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at, replays))
+        return result, analysed, analysed_at, read_at, replays
 
     def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute) -> None:
         """Follow the chains a round's questions were on when they met unparsed files (base
@@ -635,6 +642,26 @@ class Engine:
             out.append(d)
         out.sort(key=Diagnostic.sort_key)
         return out
+
+
+def _same_answers(path: str, blob: bytes, replays: list, settings) -> bool:
+    """Every question the last run asked of the text of ``path`` (``Project.remember``: a fix's
+    edits), asked again of its new text, gets the answer it got then."""
+    if not replays:
+        return True
+    from dllint.project import REPLAYABLE
+
+    project = Project(settings, None, {}, {path: blob}, set())
+    for _, name, inputs, answer in replays:
+        compute = REPLAYABLE.get(name)
+        if compute is None:
+            return False
+        try:
+            if compute(project, path, *inputs) != answer:
+                return False
+        except Exception:  # a record this code cannot ask again: a full run decides
+            return False
+    return True
 
 
 class _Names:

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from dllint.facts.extract import decode_source
 from dllint.program.model import ProgramModel
 from dllint.model import FileFacts
+
+
+# name -> a pure function (project, path, *inputs) of the text of ``path`` and ``inputs`` whose
+# answer a rule asks through ``Project.remember`` (a fix's edits): registered by ``replayable``
+REPLAYABLE: dict[str, Callable] = {}
+
+
+def replayable(name: str):
+    """Registers a function for ``Project.remember`` under ``name`` (the early cutoff asks it again
+    on an edited file's new text: dllint/engine.py ``_cutoff``)."""
+    def register(fn):
+        REPLAYABLE[name] = fn
+        return fn
+    return register
 
 
 class Project:
@@ -18,6 +32,9 @@ class Project:
         self.targets = targets  # paths findings are reported for
         self._text: dict[str, str] = {}
         self.read: set[str] = set()  # the files whose text was asked for (the engine's early cutoff)
+        # (path, name, inputs, answer) of each ``remember``: the cutoff asks those again instead
+        self.replays: list[tuple[str, str, tuple, Any]] = []
+        self._remembering = 0
         self.derived = None  # a dllint.cache.Derived: fixes remember their answers across runs
 
     def payloads(self, code: str) -> Iterator[tuple[FileFacts, Any]]:
@@ -30,16 +47,29 @@ class Project:
         facts = self.files.get(path)
         return facts.payloads.get(code) if facts else None
 
-    def remember(self, name: str, path: str, inputs: tuple, compute, check):
-        """``compute()``, a pure function of the text of ``path`` and ``inputs`` (a fix's edits),
-        remembered across runs when there is a cache (``cache.Derived.remember``)."""
-        if self.derived is None:
-            return compute()
-        return self.derived.remember(name, (self.source(path), *inputs), compute, check)
+    def remember(self, name: str, path: str, inputs: tuple, check):
+        """``REPLAYABLE[name](self, path, *inputs)``, a pure function of the text of ``path`` and
+        ``inputs`` (a fix's edits): remembered across runs when there is a cache
+        (``cache.Derived.remember``; ``check`` accepts a stored answer's shape), and recorded in
+        ``replays``. Its reading of the file is not in ``read``: after an edit that changes no
+        fact, the early cutoff asks the function again on the new text, and the stored findings
+        stand if every answer is the same."""
+        compute = REPLAYABLE[name]
+        self._remembering += 1
+        try:
+            if self.derived is None:
+                value = compute(self, path, *inputs)
+            else:
+                value = self.derived.remember(name, (self.source(path), *inputs), lambda: compute(self, path, *inputs), check)
+        finally:
+            self._remembering -= 1
+        self.replays.append((path, name, inputs, value))
+        return value
 
     def source(self, path: str) -> str:
         """The decoded text of an analysed file (for building fix edits)."""
-        self.read.add(path)
+        if not self._remembering:
+            self.read.add(path)
         text = self._text.get(path)
         if text is None:
             data = self._bytes.get(path)

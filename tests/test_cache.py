@@ -348,10 +348,10 @@ CUTOFF_PROJECT = {
 
 
 def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not(tmp_path, monkeypatch):
-    """Early cutoff (Engine._cutoff): a comment appended to an analysed file whose text no rule
-    read gives the last run's findings without building the model; an edit of a file a fix was
-    built from, an edit changing facts, and an edit of a file the run did not analyse run in full.
-    Every run prints what a run without the cache prints."""
+    """Early cutoff (Engine._cutoff): a comment appended to an analysed file gives the last run's
+    findings without building the model, also in a file a fix was built from (the fix, asked
+    again of the new text, is the same); an edit changing facts and an edit of a file the run did
+    not analyse run in full. Every run prints what a run without the cache prints."""
     from dllint.engine import Engine
 
     (tmp_path / ".git").mkdir()
@@ -386,7 +386,7 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
     train = CUTOFF_PROJECT["train.py"]
     edit("train.py", train + "# a comment\n", True)  # no fact changed, no rule read train.py's text
     edit("train.py", train + "# a comment\n\n# another\n", True)
-    edit("data.py", CUTOFF_PROJECT["data.py"] + "# a comment\n", False)  # DL101's fix read data.py
+    edit("data.py", CUTOFF_PROJECT["data.py"] + "# a comment\n", True)  # DL101's fix: the same edits
     edit("train.py", "\n" + train, False)  # every position moved: facts changed
     # that edit undone: the stored findings of those bytes, and later edits are compared with them
     (tmp_path / "train.py").write_text(train + "# a comment\n\n# another\n")
@@ -397,6 +397,46 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
     edit("train.py", train.replace("num_workers=4", "num_workers=0"), False)
     edit("util.py", CUTOFF_PROJECT["util.py"] + "# noqa: DL101\n", False)  # not analysed by the last run
     edit("train.py", train.replace("num_workers=4", "num_workers=0") + "# a comment\n", True)
+
+
+def test_an_edit_that_changes_a_fix_but_no_fact_runs_in_full(tmp_path, monkeypatch):
+    """The early cutoff asks each fix built from an edited file's text again (``Project.remember``
+    replays): when the answer differs, the stored findings do not stand. (DL101's fix made to
+    depend on the number of comments in the file, which no fact records.)"""
+    from dllint import project as project_module
+    from dllint.engine import Engine
+    from dllint.model import Edit
+
+    real_fix = project_module.REPLAYABLE["dl101.convert_in_init"]
+
+    def commented(project, path, *inputs):
+        edits = real_fix(project, path, *inputs)
+        marker = f"# {project.source(path).count('#')} comments\n"
+        return (*edits[:-1], Edit(edits[-1].content + marker, edits[-1].span)) if edits else edits
+
+    monkeypatch.setitem(project_module.REPLAYABLE, "dl101.convert_in_init", commented)
+    used: list[bool] = []
+    real = Engine._cutoff
+
+    def spy(self, *args):
+        found = real(self, *args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(Engine, "_cutoff", spy)
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    age(tmp_path)
+    fmt = ["--output-format", "json"]
+    assert "0 comments" in run(tmp_path, *fmt)
+    data = tmp_path / "data.py"
+    for text, cutoff in ((CUTOFF_PROJECT["data.py"] + "# a comment\n", False), (CUTOFF_PROJECT["data.py"] + "# a comment\n\n", True)):
+        data.write_text(text)
+        used.clear()
+        expected = run(tmp_path, "--no-cache", *fmt)
+        assert run(tmp_path, *fmt) == expected and "1 comments" in expected
+        assert used == [cutoff]
 
 
 def test_a_broken_notebook_beside_cached_runs(tmp_path):

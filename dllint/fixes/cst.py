@@ -88,9 +88,10 @@ class CstSource:
 def source_of(project, path: str) -> CstSource:
     """The CstSource of an analysed file, parsed once per run (kept on the Project)."""
     memo = project.__dict__.setdefault("_cst_sources", {})
+    text = project.source(path)  # asked each time: the project records who reads a file's text
     found = memo.get(path)
     if found is None:
-        found = memo[path] = CstSource(project.source(path))
+        found = memo[path] = CstSource(text)
     return found
 
 

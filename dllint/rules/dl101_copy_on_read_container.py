@@ -18,6 +18,7 @@ from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.edits import line_edits
 from dllint.fixes.compact import convert_in_init
 from dllint.model import Diagnostic, Fix, Span, are_edits
+from dllint.project import replayable
 from dllint.program.refs import FuncRef
 from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, FRAME_ARRAY, LOAD, UNKNOWN_SIZE, Env, is_property, replaced
 from dllint.rules.base import Rule
@@ -63,6 +64,15 @@ def bounded_by_name(attr: str) -> bool:
     return bool(words & BOUNDED_WORDS) or _MAP_NAME.search(attr.lower().strip("_")) is not None
 
 
+
+
+@replayable("dl101.convert_in_init")
+def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
+    """The edits storing ``self.<attr>`` packed at the end of the constructor ``qualparts``
+    (Class.__init__) of ``path``; () when it cannot take them (dllint/fixes/compact.py)."""
+    text = project.source(path)
+    new = convert_in_init(text, list(qualparts), attr, project.__dict__.setdefault("_dl101_fix_slices", {}))
+    return line_edits(text, new) if new is not None else ()
 
 class CopyOnReadContainer(Rule):
     code = "DL101"
@@ -346,19 +356,11 @@ class CopyOnReadContainer(Rule):
 
     def _fix(self, project, plan, attr: str) -> Fix | None:
         applicability, reason, init = plan
-        path = init.file.path
-        try:
-            text = project.source(path)
-        except (OSError, ValueError):
-            return None
-        memo = project.__dict__.setdefault("_dl101_fix_slices", {})
         qualparts = tuple(init.fn.qualname.split(".")[len(init.file.module.split(".")):])
-
-        def edits():
-            new = convert_in_init(text, list(qualparts), attr, memo)
-            return line_edits(text, new) if new is not None else ()
-
-        edits = project.remember("dl101.convert_in_init", path, (qualparts, attr), edits, are_edits)
+        try:
+            edits = project.remember("dl101.convert_in_init", init.file.path, (qualparts, attr), are_edits)
+        except (OSError, ValueError):  # the file's text cannot be read
+            return None
         if not edits:
             return None
         message = f"Store `self.{attr}` packed (`{COMPACT_NAME}`, added to the module)"

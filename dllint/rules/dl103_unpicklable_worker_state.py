@@ -7,6 +7,7 @@ import ast
 import functools
 
 from dllint.model import Diagnostic, Fix, Span, are_edits
+from dllint.project import replayable
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
 from dllint.program.values import Env, replaced
 from dllint.rules.base import Rule
@@ -119,6 +120,30 @@ def partial_plan(ctx, lam: ast.Lambda):
 
 # ---------------------------------------------------------------------------- the rule
 
+
+
+@replayable("dl103.lambda_to_partial")
+def _partial_edits(project, path: str, span: Span, partial: str, add_import: bool):
+    """(the replacement's code, edits) turning the lambda at ``span`` into a ``partial`` (and
+    importing functools when ``add_import``), or None. Only the lambda's statement is parsed, and
+    the module's head when an import is added."""
+    from dllint.fixes.cst import import_edits, statement_source
+    from dllint.fixes.partial import lambda_to_partial
+
+    found = lambda_to_partial(statement_source(project, path, span), span, partial)
+    if not found or not found[1]:
+        return None
+    code, edits, uses_partial = found
+    if add_import and uses_partial:
+        added = import_edits(project, path, ["functools"])
+        if added is None:
+            return None
+        edits = tuple(sorted((*added, *edits), key=lambda e: (e.span.row, e.span.col)))
+    return code, edits
+
+
+def _partial_shape(v) -> bool:
+    return type(v) is tuple and len(v) == 2 and type(v[0]) is str and are_edits(v[1])
 
 class UnpicklableWorkerState(Rule):
     code = "DL103"
@@ -360,26 +385,7 @@ class UnpicklableWorkerState(Rule):
 
     @staticmethod
     def _partial_fix(project, path, span, partial, add_import) -> Fix | None:
-        from dllint.fixes.cst import import_edits, statement_source
-        from dllint.fixes.partial import lambda_to_partial
-
-        def made():
-            # only the lambda's statement is parsed (and the module's head when an import is added)
-            found = lambda_to_partial(statement_source(project, path, span), span, partial)
-            if not found or not found[1]:
-                return None
-            code, edits, uses_partial = found
-            if add_import and uses_partial:
-                added = import_edits(project, path, ["functools"])
-                if added is None:
-                    return None
-                edits = tuple(sorted((*added, *edits), key=lambda e: (e.span.row, e.span.col)))
-            return code, edits
-
-        def shape(v):
-            return type(v) is tuple and len(v) == 2 and type(v[0]) is str and are_edits(v[1])
-
-        found = project.remember("dl103.lambda_to_partial", path, (span, partial, add_import), made, shape)
+        found = project.remember("dl103.lambda_to_partial", path, (span, partial, add_import), _partial_shape)
         if found is None:
             return None
         return Fix("unsafe", f"Replace the lambda with `{found[0]}`", found[1])
