@@ -133,6 +133,52 @@ def test_one_candidate_outside_the_search_roots_is_taken(tmp_path):
     assert "pkg/run.py:5:14: DL301" in out, out
 
 
+TRAIN_DOTTED = TRAIN.replace("from data import Images", "from datasets.images import Images")
+
+
+def test_a_dotted_import_of_a_package_on_sys_path_resolves_by_its_tail(tmp_path):
+    """`from datasets.images import Images` in an experiment script, where the project's package
+    `furnace` holds `datasets/images.py` and a config puts `furnace/` on sys.path (a path dllint
+    cannot compute): the one project module whose name ends with the dotted name is the file."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "furnace/__init__.py": "",
+            "furnace/datasets/__init__.py": "",
+            "furnace/datasets/images.py": CUDA_DATA,
+            "exp/config.py": "import os, sys\nsys.path.insert(0, os.path.join(os.environ['ROOT'], 'furnace'))\n",
+            "exp/train.py": TRAIN_DOTTED,
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.find("datasets.images", str(tmp_path / "exp")) == str(tmp_path / "furnace/datasets/images.py")
+    assert layout.find("images", str(tmp_path / "exp")) is None  # one component: a library's name as likely
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "exp/train.py"])
+    assert "exp/train.py:5:14: DL301" in out, out
+
+
+def test_a_dotted_tail_two_packages_end_with_stays_unresolved(tmp_path):
+    """Two project modules end with `datasets.images` (furnace's and vendor's): no guess."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "furnace/__init__.py": "",
+            "furnace/datasets/__init__.py": "",
+            "furnace/datasets/images.py": CUDA_DATA,
+            "vendor/__init__.py": "",
+            "vendor/datasets/__init__.py": "",
+            "vendor/datasets/images.py": CLEAN_DATA,
+            "exp/train.py": TRAIN_DOTTED,
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.find("datasets.images", str(tmp_path / "exp")) is None
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "exp/train.py"])
+    assert code == 0 and out == "", out
+
+
 def test_a_package_module_run_as_a_script_imports_from_its_own_folder(tmp_path):
     """pkg/eval/run.py has a main guard: run as `python pkg/eval/run.py`, its folder is
     sys.path[0] and `from data import Images` is pkg/eval/data.py, before the project root's
