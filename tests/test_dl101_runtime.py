@@ -30,6 +30,7 @@ yaml = pytest.importorskip("yaml")
 # fixture -> [(golden kind, module to import, Dataset expression with `root` bound, attribute)]
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
+    "dl101/one_line_init": [("fixed", "one_line_init", "Lines(root + '/list.lst')", "lines")],
     "dl101/value_shapes_more": [
         ("fixed", "value_shapes_more", "DefaultDataset(root)", "groups"),
         ("fixed", "value_shapes_more", "OxfordPet(root)", "filenames"),

@@ -273,6 +273,15 @@ COMPACT_CASES = {
     "yield_in_lambda": "class Ds:\n    def __init__(self):\n        self.items = []\n        self.f = lambda: (yield)\n",
     "other_classes_around": "import os\nclass A:\n    class Ds:\n        def __init__(self):\n            return\nclass Outer:\n    x = [i for i in range(3)]\n    class Ds:\n        def __init__(self):\n            self.items = []\n",
     "head_comment_only": "# header comment\n\n# another\nimport os\n\n\n# about Ds\n\nclass Ds:\n    def __init__(self):\n        self.items = []\n",
+    "init_among_methods": (
+        "import os\n\n\nclass Ds:\n    size = 3\n\n    @staticmethod\n    def make():\n        return Ds()\n\n"
+        "    # the constructor\n    @some.decorator(1)\n    def __init__(self, root):  # note\n        self.items = []\n"
+        "        for f in os.listdir(root):\n            self.items.append(f)\n        # trailing comment\n\n"
+        "    def __len__(self):\n        return len(self.items)\n"
+    ),
+    "init_tail_shares_a_line": "class Ds:\n    def __init__(self):\n        self.items = []; self.n = 0\n    def f(self): pass\n",
+    "init_one_line": "import os\nclass Ds:\n    def __init__(self): self.items = []\n    def f(self): pass\n",
+    "init_crlf_tabs": "import os\r\nclass Ds:\r\n\tdef __init__(self):\r\n\t\tself.items = []\r\n\r\n\tdef f(self):\r\n\t\treturn 1\r\n",
 }
 
 
@@ -286,6 +295,20 @@ def test_compact_fix_by_slices_equals_the_whole_module_transform(name):
     for path in paths:
         for attr in ("items", "other"):
             assert convert_in_init(text, [*path, "__init__"], attr, memo) == convert_whole(text, path, attr), (name, path, attr)
+
+
+def test_compact_fix_parses_only_the_constructor_of_a_long_class():
+    """A class of many methods: the conversion parses the constructor's rows alone (under a
+    synthetic ``if 1:``), never the class, and equals the whole-module transform."""
+    from dllint.fixes.compact import CompactSlices, convert_whole
+
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(200))
+    text = "import os\n\n\nclass Ds:\n" + methods + "    def __init__(self, root):\n        self.items = os.listdir(root)\n\n" + methods.replace("m", "n")
+    slices = CompactSlices(text)
+    assert slices.convert(["Ds"], "items") == convert_whole(text, ["Ds"], "items")
+    parsed = [key for key, module in slices._parsed.items() if module is not None]
+    assert any(key[0] == "init" for key in parsed)
+    assert all(key[0] == "init" or key[1] - key[0] < 10 for key in parsed)  # the init, and the head
 
 
 NESTED_STATEMENTS = (

@@ -60,6 +60,7 @@ class CompactSlices:
         self.starts = line_starts(text)
         self._parsed: dict = {}  # (first, last) -> libcst Module of those rows, or None
         self._head = _UNSET
+        self._before = _UNSET
         self._indent = _UNSET
 
     # ------------------------------------------------------------------ slices
@@ -102,6 +103,17 @@ class CompactSlices:
         if _nested_init(init):
             return convert_whole(self.text, class_path, attr)  # a def __init__ inside it: met first
         defined = any(isinstance(s, ast.ClassDef) and s.name == COMPACT_NAME for s in self.body)
+        narrow = self._in_init(init, attr)
+        head = None if defined else self._head_before()
+        if narrow is not None and (defined or head is not None):
+            # the constructor alone, and the helper on the text before the module's first
+            # statement after its imports: neither parses the class
+            lo, hi, new = narrow
+            if defined:
+                return self.text[:lo] + new + self.text[hi:]
+            end, head_text = head
+            if end <= lo:
+                return head_text + self.text[end:lo] + new + self.text[hi:]
         first, last = self._span_of(*self.rows[k])
         head_last = None if defined else self._head_last()
         if head_last is not None and first <= head_last:
@@ -115,13 +127,16 @@ class CompactSlices:
                 return None
             lo, hi = self._offsets(first, last)
             return self.text[:lo] + new + self.text[hi:]
-        module = self._module(first, last)
-        if module is None or not self._same_config(module):
-            return convert_whole(self.text, class_path, attr)
-        new = _transform(module, class_path, attr, add_helper=False, checked=True)
-        if new is None:
-            return None
-        lo, hi = self._offsets(first, last)
+        if narrow is not None:
+            lo, hi, new = narrow
+        else:
+            module = self._module(first, last)
+            if module is None or not self._same_config(module):
+                return convert_whole(self.text, class_path, attr)
+            new = _transform(module, class_path, attr, add_helper=False, checked=True)
+            if new is None:
+                return None
+            lo, hi = self._offsets(first, last)
         out = new + self.text[hi:]
         if head_last is None:
             return self.text[:lo] + out
@@ -130,6 +145,77 @@ class CompactSlices:
             return convert_whole(self.text, class_path, attr)
         _, head_hi = self._offsets(1, head_last)
         return head + self.text[head_hi:lo] + out
+
+    def _in_init(self, init: ast.AST, attr: str) -> tuple[int, int, str] | None:
+        """(start, end, new text) of the constructor's own rows with the conversion appended, the
+        constructor parsed alone under a synthetic ``if 1:`` line (its indentation kept, so its
+        text is the file's): a 2,000-line class is not parsed for one line at the end of its
+        ``__init__``. None when its rows are not whole lines of their own (a statement shares
+        them) or libcst reads them differently: the caller parses the whole class."""
+        first, last = first_row(init), init.end_lineno or init.lineno
+        if last > len(self.starts) or not self._whole_rows(init, first, last):
+            return None
+        key = ("init", first, last)
+        lo, hi = self._offsets(first, last)
+        newline = newline_of(self.text)
+        if key not in self._parsed:
+            import libcst as cst
+
+            try:
+                self._parsed[key] = cst.parse_module("if 1:" + newline + self.text[lo:hi])
+            except Exception:  # libcst's ParserSyntaxError, or a grammar it does not know
+                self._parsed[key] = None
+        module = self._parsed[key]
+        if module is None or not self._same_config(module):
+            return None
+        new = _transform(module, [], attr, add_helper=False, checked=True)
+        if new is None or not new.startswith("if 1:" + newline):
+            return None
+        return lo, hi, new[len("if 1:" + newline) :]
+
+    def _whole_rows(self, node: ast.AST, first: int, last: int) -> bool:
+        """Only indentation before the statement on its first row (a decorator's ``@`` included)
+        and only a comment after it on its last."""
+        def line(row: int) -> str:
+            lo = self.starts[row - 1]
+            return self.text[lo : self.starts[row] if row < len(self.starts) else len(self.text)]
+
+        decorators = getattr(node, "decorator_list", ())
+        top = min([node, *decorators], key=lambda n: (n.lineno, n.col_offset))
+        col = top.col_offset - 1 if top is not node else node.col_offset
+        if top.lineno != first or col < 0 or line(first).encode("utf-8", "surrogatepass")[:col].strip():
+            return False
+        end = getattr(node.body[-1], "end_col_offset", None) if node.body else None
+        if end is None:
+            return False
+        rest = line(last).encode("utf-8", "surrogatepass")[end:].strip()
+        return not rest or rest.startswith(b"#")
+
+    def _head_before(self) -> tuple[int, str] | None:
+        """(offset, new text) of the text before the module's first statement after its leading
+        imports, with the helper class added (computed once per file): that statement stands as
+        ``pass`` (the helper goes before it, its leading comments kept), so a class there is not
+        parsed. None when the statements do not allow the cut (``fixes.cst._head_end``) or
+        libcst reads the head differently."""
+        if self._before is _UNSET:
+            from dllint.fixes.cst import _head_end
+
+            self._before = None
+            end = _head_end(self.body or (), self.text)
+            if end is not None:
+                import libcst as cst
+
+                newline = newline_of(self.text)
+                stand_in = "pass" + newline
+                try:
+                    module = cst.parse_module(self.text[:end] + stand_in)
+                except Exception:  # libcst's ParserSyntaxError, or a grammar it does not know
+                    module = None
+                if module is not None and self._same_config(module):
+                    code = _add_helper(module, self._file_indent()).code
+                    if code.endswith(stand_in) and (len(code) == len(stand_in) or code[-len(stand_in) - 1] in "\r\n"):
+                        self._before = (end, code[: -len(stand_in)])
+        return self._before
 
     def _head_last(self) -> int | None:
         """The last row of the module's head: the leading imports (and a docstring) and the first
@@ -265,6 +351,10 @@ def _transform(module, class_path: list[str], attr: str, add_helper: bool, inden
             if self.stack != class_path or original.name.value != "__init__" or self.done:
                 return updated
             if not checked and _returns_anywhere(original.body):
+                self.blocked = True
+                return updated
+            if not isinstance(updated.body, cst.IndentedBlock):
+                # `def __init__(self): self.x = ...` on one line: no line to add after it
                 self.blocked = True
                 return updated
             line = cst.parse_statement(f"self.{attr} = {COMPACT_NAME}(self.{attr})\n")
