@@ -120,9 +120,6 @@ CASES = {
     "projects/dl101_star_import": [("fixed", "feats.utils", "ResizeDataset(sorted(__import__('glob').glob(root + '/*.txt')))", "files")],
     "projects/dl101_corpus_property": [("fixed", "textkit.corpus", "PairExamples(root + '/pairs.lst', ' ')", "pairs")],
     "projects/dl101_split_holder": [("fixed", "tagging.features", "FeatureRows(root + '/pairs.csv')", "rows")],
-    "projects/dl101_sys_path_package": [
-        ("fixed", "furnace.datasets.base", "BaseDataset({'root': root, 'train_source': root + '/pairs.lst'}, 'train')", "_file_names")
-    ],
     "projects/dl101_test_suite_loaders": [
         (
             "fixed",

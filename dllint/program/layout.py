@@ -126,7 +126,6 @@ class Layout:
     def __post_init__(self) -> None:
         self._names: dict[str, ModuleName] = {}
         self._by_module: dict[str, list[str]] | None = None
-        self._suffixes: tuple | None = None  # (the by_module it was built from, dotted tail -> files)
         self._find_memo: dict[tuple[str, str], object] = {}
         self._dirs: set[str] | None = None
         if not self.src:
@@ -281,27 +280,10 @@ class Layout:
         return None
 
     def _fallback(self, module: str):
-        """No root holds the module: one project file that provides it, or AMBIGUOUS. Else, for a
-        dotted name, the one project module whose name ends with it (``datasets.BaseDataset`` in
-        ``furnace/datasets/BaseDataset.py`` of the package ``furnace``): what the import loads
-        when the program puts that package's folder on ``sys.path`` (research code does so from
-        a config, ``sys.path.insert(0, join(root, 'furnace'))``: a path dllint cannot compute);
-        nothing (a library) when no module or several end with it."""
-        by_module = self.by_module()
-        candidates = by_module.get(module, [])
+        """No root holds the module: one project file that provides it, or AMBIGUOUS."""
+        candidates = self.by_module().get(module, [])
         if len(candidates) == 1:
             return candidates[0]
         if len(candidates) > 1:
             return AMBIGUOUS
-        if "." in module:
-            if self._suffixes is None or self._suffixes[0] is not by_module:
-                suffixes: dict[str, list[str]] = {}
-                for name, paths in by_module.items():
-                    parts = name.split(".")
-                    for i in range(1, len(parts) - 1):
-                        suffixes.setdefault(".".join(parts[i:]), []).extend(paths)
-                self._suffixes = (by_module, suffixes)
-            found = self._suffixes[1].get(module, [])
-            if len(found) == 1:
-                return found[0]
         return None
