@@ -18,6 +18,7 @@ import tokenize
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.compact_list import SOURCE as COMPACT_SOURCE
+from dllint.fixes.cst import head_end
 from dllint.textutil import first_row, line_starts, newline_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -195,13 +196,11 @@ class CompactSlices:
         """(offset, new text) of the text before the module's first statement after its leading
         imports, with the helper class added (computed once per file): that statement stands as
         ``pass`` (the helper goes before it, its leading comments kept), so a class there is not
-        parsed. None when the statements do not allow the cut (``fixes.cst._head_end``) or
+        parsed. None when the statements do not allow the cut (``fixes.cst.head_end``) or
         libcst reads the head differently."""
         if self._before is _UNSET:
-            from dllint.fixes.cst import _head_end
-
             self._before = None
-            end = _head_end(self.body or (), self.text)
+            end = head_end(self.body or (), self.text)
             if end is not None:
                 import libcst as cst
 

@@ -117,7 +117,7 @@ def import_edits(project, path: str, modules: list[str]) -> tuple[Edit, ...] | N
     that statement) followed by ``pass`` in its place gives the same edits, and a 2,000-line
     module is not parsed whole for one ``import functools``. None when libcst cannot parse it."""
     text = project.source(path)
-    head = _head_end(_module_body(project, path, text) or (), text)
+    head = head_end(_module_body(project, path, text) or (), text)
     if head is None:
         src = source_of(project, path)
     else:
@@ -127,7 +127,7 @@ def import_edits(project, path: str, modules: list[str]) -> tuple[Edit, ...] | N
     return edits_between(src.text, add_imports(src.module, modules).code)
 
 
-def _head_end(body, text: str) -> int | None:
+def head_end(body, text: str) -> int | None:
     """The offset in ``text`` of the line starting the first top-level statement that is not an
     import (its decorators first), the statements before it included whole; None when there is no
     such place to cut (only imports, the statement shares a line with an earlier one, or the file
