@@ -6,7 +6,7 @@ else); this builds the lambda's edits (the import, when one is needed, is ``cst.
 
 from __future__ import annotations
 
-from dllint.fixes.cst import CstSource, edits_between
+from dllint.fixes.cst import CstSource
 from dllint.model import Edit, Span
 
 

@@ -64,8 +64,6 @@ def bounded_by_name(attr: str) -> bool:
     return bool(words & BOUNDED_WORDS) or _MAP_NAME.search(attr.lower().strip("_")) is not None
 
 
-
-
 @replayable("dl101.convert_in_init")
 def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
     """The edits storing ``self.<attr>`` packed at the end of the constructor ``qualparts``
@@ -73,6 +71,7 @@ def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
     text = project.source(path)
     new = convert_in_init(text, list(qualparts), attr, project.__dict__.setdefault("_dl101_fix_slices", {}))
     return line_edits(text, new) if new is not None else ()
+
 
 class CopyOnReadContainer(Rule):
     code = "DL101"

@@ -121,7 +121,6 @@ def partial_plan(ctx, lam: ast.Lambda):
 # ---------------------------------------------------------------------------- the rule
 
 
-
 @replayable("dl103.lambda_to_partial")
 def _partial_edits(project, path: str, span: Span, partial: str, add_import: bool):
     """(the replacement's code, edits) turning the lambda at ``span`` into a ``partial`` (and
