@@ -31,6 +31,21 @@ yaml = pytest.importorskip("yaml")
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
     "dl101/one_line_init": [("fixed", "one_line_init", "Lines(root + '/list.lst')", "lines")],
+    # (kaldiio: tests/runtime_stubs/kaldiio.py when it is not installed); an scp of the data files
+    "dl101/kaldi_scp": [
+        (
+            "fixed",
+            "kaldi_scp",
+            "(lambda p, r=root: open(p, 'w').write(''.join('utt%d %s/img_%03d.txt\\n' % (i, r, i) for i in range(7))) and AudioSCPDataset(p))(root + '/../wav.scp')",
+            "utt_ids",
+        ),
+        (
+            "fixed",
+            "kaldi_scp",
+            "(lambda p, r=root: open(p, 'w').write(''.join('utt%d %s/img_%03d.txt\\n' % (i, r, i) for i in range(7))) and FeatsSCP(p))(root + '/../feats.scp')",
+            "keys",
+        ),
+    ],
     "dl101/value_shapes_more": [
         ("fixed", "value_shapes_more", "DefaultDataset(root)", "groups"),
         ("fixed", "value_shapes_more", "OxfordPet(root)", "filenames"),
@@ -156,6 +171,7 @@ import yaml
 from torch.utils.data import DataLoader
 
 spec = json.loads(sys.argv[1])
+sys.path.append(spec.pop("__stubs__"))  # stand-ins for libraries that are not test dependencies
 out = {}
 
 def shape(x):
@@ -266,6 +282,7 @@ def variant(case: str, kind: str, dest: Path) -> Path:
 
 
 def run_all(spec: dict, cwd: Path) -> dict:
+    spec = {**spec, "__stubs__": str(Path(__file__).resolve().parent / "runtime_stubs")}
     proc = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(spec)], cwd=cwd, capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     return pickle.loads(proc.stdout)

@@ -261,6 +261,8 @@ RECORD_LOADERS = {
     "srsly.read_json": "records of a json file",
 }
 JSONL_LOADERS = {"srsly.read_jsonl": "lines of a jsonl file", "jsonlines.open": "lines of a jsonl file"}
+# Kaldi-style index files (speech recipes: wav.scp, feats.scp): one key -> path entry per line
+SCP_READERS = {"kaldiio.load_scp": "the lines of a Kaldi scp file (`kaldiio.load_scp`)"}
 DATAFRAME_READERS = frozenset(
     {
         "pandas.read_csv", "pandas.read_table", "pandas.read_parquet", "pandas.read_json", "pandas.read_pickle",
@@ -1540,6 +1542,9 @@ class Values:
             return val("records", size=LOAD, why=((RECORD_LOADERS[qual], *where),))
         if qual in JSONL_LOADERS:
             return container("list", val("dict", size=BOUNDED), DATA, ((JSONL_LOADERS[qual], *where),))
+        if qual in SCP_READERS:  # a mapping (read lazily per key) holding every line's key and path
+            text = val("str", size=BOUNDED)
+            return container("dict", text, DATA, ((SCP_READERS[qual], *where),), key=text)
         if qual in CSV_READERS:
             elem = container(CSV_READERS[qual], val("str", size=BOUNDED), BOUNDED)
             return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),), detail=qual)
