@@ -31,6 +31,7 @@ yaml = pytest.importorskip("yaml")
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
     "dl101/one_line_init": [("fixed", "one_line_init", "Lines(root + '/list.lst')", "lines")],
+    "dl101/iter_stored": [("fixed", "iter_stored", "Lines(root + '/list.lst')", "data")],
     # (kaldiio: tests/runtime_stubs/kaldiio.py when it is not installed); an scp of the data files
     "dl101/kaldi_scp": [
         (
@@ -205,10 +206,11 @@ for case, (directory, module, expr, attr, root) in spec.items():
     try:
         mod = importlib.import_module(module)
         ds = eval(expr, vars(mod), {"root": root})
-        items = [ds[i] for i in range(len(ds))]
+        iterable = isinstance(ds, torch.utils.data.IterableDataset)  # walked, not indexed
+        items = list(ds) if iterable else [ds[i] for i in range(len(ds))]
         seq = getattr(ds, attr)
         obs = {
-            "len": len(ds),
+            "len": len(items) if iterable else len(ds),
             "items": [shape(x) for x in items],
             "json": [attempt(lambda x=x: json.dumps(x)) for x in items],
             "yaml": [attempt(lambda x=x: yaml.safe_dump(x)) for x in items],
@@ -221,7 +223,7 @@ for case, (directory, module, expr, attr, root) in spec.items():
             "attr_repr": repr(seq),
         }
         again = pickle.loads(pickle.dumps(ds))
-        obs["pickled"] = [shape(again[i]) for i in range(len(again))]
+        obs["pickled"] = [shape(x) for x in (list(again) if iterable else [again[i] for i in range(len(again))])]
         loader = DataLoader(ds, batch_size=2, num_workers=2, multiprocessing_context="fork")
         batches = list(loader)
         obs["batches"] = [shape(b) for b in batches]
@@ -367,3 +369,25 @@ def test_an_unsafe_fix_changes_what_its_message_says(tmp_path):
     n = out[0][0]
     assert out[0] == [n, str(int(n) + 1)]
     assert out[1] == [n, "TypeError"]
+
+
+def test_the_packed_lists_iterators_pickle_mid_way_as_a_lists_do(tmp_path, monkeypatch):
+    """A Dataset may keep an iterator of its list on itself (``self.source = iter(self.data)``)
+    and be pickled later (spawn, forkserver, a checkpoint): the packed list's iterators must
+    pickle, resume where they stopped, and reverse, as a list's do."""
+    import importlib
+
+    from dllint.codegen.compact_list import NAME, SOURCE
+
+    (tmp_path / "packed_helper.py").write_text(SOURCE)  # importable, as in a fixed module
+    monkeypatch.syspath_prepend(str(tmp_path))
+    packed_type = getattr(importlib.import_module("packed_helper"), NAME)
+    items = [f"/data/images/{i:06d}.jpg" for i in range(2000)]
+    packed = packed_type(items)
+    assert type(packed) is packed_type  # long enough to be packed
+    for make in (iter, reversed):
+        ours, theirs = make(packed), make(items)
+        for _ in range(7):
+            assert next(ours) == next(theirs)
+        ours, theirs = pickle.loads(pickle.dumps(ours)), pickle.loads(pickle.dumps(theirs))
+        assert list(ours) == list(theirs)

@@ -93,13 +93,11 @@ class _CompactList:
             return pickle.loads(chunk)
         return chunk.decode("utf-32-le", "surrogatepass") if self._wide[i] else chunk.decode("latin-1")
 
-    def __iter__(self):
-        for i in range(len(self._ends)):
-            yield self[i]
+    def __iter__(self):  # an iterator that pickles, as a list's does
+        return map(self.__getitem__, range(len(self._ends)))
 
     def __reversed__(self):
-        for i in range(len(self._ends) - 1, -1, -1):
-            yield self[i]
+        return map(self.__getitem__, range(len(self._ends) - 1, -1, -1))
 
     def __contains__(self, value):
         return any(item == value for item in self)

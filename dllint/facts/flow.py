@@ -145,6 +145,7 @@ class FlowBuilder:
         self._returns: list = []
         self._indexes: dict[str, list] = {}
         self._iterates: set[str] = set()
+        self._iter_of: dict[tuple, str] = {}  # ("n", local) / ("s", attr) -> the self attribute of ``iter(self.x)``
         self._deletes: set[str] = set()
         self._calls: list = []
         self._yielded: list = []
@@ -203,6 +204,7 @@ class FlowBuilder:
             value = self.expr(s.value)
             for target in s.targets:
                 self.bind(target, value, s, value_node=s.value)
+                self._note_iterator(target, s.value)
             self.scan(s.value)
         elif kind is ast.AnnAssign:
             if s.value is not None:
@@ -451,13 +453,30 @@ class FlowBuilder:
             elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
                 self._note_iteration(n.iter)
 
+    def _note_iterator(self, target, value) -> None:
+        """``self.source = iter(self.data)`` / ``it = iter(self.data)``: walking the iterator
+        later in the function walks ``self.data``."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "iter" and len(value.args) == 1):
+            return
+        arg = value.args[0]
+        if not self._is_self_attr(arg):
+            return
+        if isinstance(target, ast.Name):
+            self._iter_of[("n", target.id)] = arg.attr
+        elif self._is_self_attr(target):
+            self._iter_of[("s", target.attr)] = arg.attr
+
     def _note_iteration(self, node) -> None:
         while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (
             "enumerate", "zip", "sorted", "list", "reversed", "iter", "tqdm",
         ):
             node = node.args[0]
+        if isinstance(node, ast.Name) and ("n", node.id) in self._iter_of:
+            self._iterates.add(self._iter_of[("n", node.id)])
         if self._is_self_attr(node):
             self._iterates.add(node.attr)
+            if ("s", node.attr) in self._iter_of:
+                self._iterates.add(self._iter_of[("s", node.attr)])
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and self._is_self_attr(node.func.value):
             if node.func.attr in ("items", "keys", "values"):
                 self._iterates.add(node.func.value.attr)
