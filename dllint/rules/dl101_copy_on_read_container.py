@@ -91,7 +91,8 @@ class CopyOnReadContainer(Rule):
               (`os.listdir`, `glob`, `os.walk`, `Path.rglob/iterdir`), the lines of a file
               (`readlines`, iterating a file, `read().splitlines()`; `open` of a path manager
               such as iopath's), json / pickle / yaml / csv / parquet records, the arrays of a
-              loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API; a comprehension, `zip`,
+              loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API, the lines of a
+              Kaldi index file (`kaldiio.load_scp`: wav.scp, feats.scp); a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
@@ -116,7 +117,8 @@ class CopyOnReadContainer(Rule):
               base's `__getitem__` calls, torchvision's `ImageFolder.__getitem__` reading
               `samples`, `CIFAR10` / `MNIST` reading `data` and `targets`, `SVHN` / `STL10`
               `data` and `labels`) indexes it with the sample index, directly
-              or through a `@property` / a getter that returns it, or `__iter__` walks it;
+              or through a `@property` / a getter that returns it, or `__iter__` walks it
+              (directly or through an iterator it keeps first: `self.source = iter(self.data)`);
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
               worker code indexes one by one with the sample index (`for src in self.sources:
