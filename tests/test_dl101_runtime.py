@@ -32,6 +32,7 @@ CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
     "dl101/one_line_init": [("fixed", "one_line_init", "Lines(root + '/list.lst')", "lines")],
     "dl101/iter_stored": [("fixed", "iter_stored", "Lines(root + '/list.lst')", "data")],
+    "dl101/class_list_loop": [("fixed", "class_list_loop", "Articles(root + '/list.lst')", "rows")],
     # (kaldiio: tests/runtime_stubs/kaldiio.py when it is not installed); an scp of the data files
     "dl101/kaldi_scp": [
         (

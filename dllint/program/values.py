@@ -488,6 +488,10 @@ class Values:
                 for fn, write in self.attr_writes(cls, attr):
                     if write[0] == "=":
                         self._classes_into(write[1], Env(fn.file, fn, cls), depth + 1, out, seen)
+        elif tag == "b" and ir[1] == "+":
+            # ``train_set + extra_set``: Dataset.__add__ concatenates them (a ConcatDataset)
+            self._classes_into(ir[2], env, depth + 1, out, seen)
+            self._classes_into(ir[3], env, depth + 1, out, seen)
         elif tag == "self" and env.self_cls is not None:
             # ``DataLoader(dataset=self, ...)`` in a method: the class's own instances
             out.setdefault(env.self_cls.key, env.self_cls)
@@ -611,6 +615,11 @@ class Values:
             # ``self.data.build()``: what the method returns
             for ret, ret_env in self._method_returns(func, env, depth, seen):
                 self._classes_into(ret, ret_env, depth + 1, out, seen)
+        elif tag == "e" and not func[2]:
+            # ``for cls in [Reuters52, Multi30k]: cls(root)``: each class the list holds
+            for elts, part_env in self._tuple_items(func[1], env, depth, seen):
+                for elt in elts:
+                    self._called_classes(elt, part_env, depth + 1, out, seen, returns)
         elif tag == "p" and returns and env.fn is not None:
             # ``def load_dataset(self, dataset_class): dataset_class(args)``: the classes its
             # callers pass (``self.load_dataset(GraphDataset)``)
