@@ -347,17 +347,10 @@ CUTOFF_PROJECT = {
 }
 
 
-def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not(tmp_path, monkeypatch):
-    """Early cutoff (Engine._cutoff): a comment appended to an analysed file gives the last run's
-    findings without building the model, also in a file a fix was built from (the fix, asked
-    again of the new text, is the same); an edit changing facts and an edit of a file the run did
-    not analyse run in full. Every run prints what a run without the cache prints."""
+def spy_cutoff(monkeypatch) -> list[bool]:
+    """Records, for each run that tries the early cutoff (Engine._cutoff), whether it was taken."""
     from dllint.engine import Engine
 
-    (tmp_path / ".git").mkdir()
-    for name, text in CUTOFF_PROJECT.items():
-        (tmp_path / name).write_text(text)
-    age(tmp_path)
     used: list[bool] = []
     real = Engine._cutoff
 
@@ -367,6 +360,20 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
         return found
 
     monkeypatch.setattr(Engine, "_cutoff", spy)
+    return used
+
+
+def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not(tmp_path, monkeypatch):
+    """Early cutoff (Engine._cutoff): a comment appended to an analysed file gives the last run's
+    findings without building the model, also in a file a fix was built from (the fix, asked
+    again of the new text, is the same); an edit changing facts and an edit of a file the run did
+    not analyse run in full. Every run prints what a run without the cache prints."""
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    age(tmp_path)
+    used = spy_cutoff(monkeypatch)
     fmt = ["--output-format", "json"]
     reference = run(tmp_path, *fmt)
     assert '"DL101"' in reference and '"DL307"' in reference and '"edits"' in reference
@@ -404,7 +411,6 @@ def test_an_edit_that_changes_a_fix_but_no_fact_runs_in_full(tmp_path, monkeypat
     replays): when the answer differs, the stored findings do not stand. (DL101's fix made to
     depend on the number of comments in the file, which no fact records.)"""
     from dllint import project as project_module
-    from dllint.engine import Engine
     from dllint.model import Edit
 
     real_fix = project_module.REPLAYABLE["dl101.convert_in_init"]
@@ -415,15 +421,7 @@ def test_an_edit_that_changes_a_fix_but_no_fact_runs_in_full(tmp_path, monkeypat
         return (*edits[:-1], Edit(edits[-1].content + marker, edits[-1].span)) if edits else edits
 
     monkeypatch.setitem(project_module.REPLAYABLE, "dl101.convert_in_init", commented)
-    used: list[bool] = []
-    real = Engine._cutoff
-
-    def spy(self, *args):
-        found = real(self, *args)
-        used.append(found is not None)
-        return found
-
-    monkeypatch.setattr(Engine, "_cutoff", spy)
+    used = spy_cutoff(monkeypatch)
     (tmp_path / ".git").mkdir()
     for name, text in CUTOFF_PROJECT.items():
         (tmp_path / name).write_text(text)
