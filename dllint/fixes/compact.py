@@ -18,7 +18,7 @@ import tokenize
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.compact_list import SOURCE as COMPACT_SOURCE
-from dllint.fixes.cst import head_end
+from dllint.fixes.cst import head_end, whole_lines
 from dllint.textutil import first_row, line_starts, newline_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -154,7 +154,7 @@ class CompactSlices:
         ``__init__``. None when its rows are not whole lines of their own (a statement shares
         them) or libcst reads them differently: the caller parses the whole class."""
         first, last = first_row(init), init.end_lineno or init.lineno
-        if last > len(self.starts) or not self._whole_rows(init, first, last):
+        if last > len(self.starts) or not whole_lines([init], self.text, self.starts):
             return None
         key = ("init", first, last)
         lo, hi = self._offsets(first, last)
@@ -173,24 +173,6 @@ class CompactSlices:
         if new is None or not new.startswith("if 1:" + newline):
             return None
         return lo, hi, new[len("if 1:" + newline) :]
-
-    def _whole_rows(self, node: ast.AST, first: int, last: int) -> bool:
-        """Only indentation before the statement on its first row (a decorator's ``@`` included)
-        and only a comment after it on its last."""
-        def line(row: int) -> str:
-            lo = self.starts[row - 1]
-            return self.text[lo : self.starts[row] if row < len(self.starts) else len(self.text)]
-
-        decorators = getattr(node, "decorator_list", ())
-        top = min([node, *decorators], key=lambda n: (n.lineno, n.col_offset))
-        col = top.col_offset - 1 if top is not node else node.col_offset
-        if top.lineno != first or col < 0 or line(first).encode("utf-8", "surrogatepass")[:col].strip():
-            return False
-        end = getattr(node.body[-1], "end_col_offset", None) if node.body else None
-        if end is None:
-            return False
-        rest = line(last).encode("utf-8", "surrogatepass")[end:].strip()
-        return not rest or rest.startswith(b"#")
 
     def _head_before(self) -> tuple[int, str] | None:
         """(offset, new text) of the text before the module's first statement after its leading

@@ -200,7 +200,7 @@ def _statement_rows(body, span: Span, text: str, starts) -> tuple[int, int, bool
             if a <= hi and b >= lo:
                 lo, hi = min(lo, a), max(hi, b)
                 hits.append(s)
-        if not hits or (nested and not _whole_lines(hits, text, starts)):
+        if not hits or (nested and not whole_lines(hits, text, starts)):
             break
         found = (lo, hi, nested)
         inner = _inner_block(hits, span) if len(hits) == 1 else None
@@ -229,7 +229,7 @@ def _inner_block(hits, span: Span):
     return None
 
 
-def _whole_lines(hits, text: str, starts) -> bool:
+def whole_lines(hits, text: str, starts) -> bool:
     """The statements start their first line (only indentation before them) and end their last
     one (only a comment or a semicolon after them)."""
     def line(row: int) -> bytes:
