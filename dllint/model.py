@@ -115,6 +115,7 @@ class FunctionFacts:
     cls: str | None  # qualified name of the class when this is a method
     span: Span  # the def's name
     params: tuple[str, ...] = ()
+    kwonly: int = 0  # how many of ``params`` (the last ones) are keyword-only: no argument binds by position
     calls: tuple[CallRef, ...] = ()
     self_reads: frozenset[str] = frozenset()
     self_writes: dict[str, tuple[Value, ...]] = field(default_factory=dict)

@@ -662,3 +662,106 @@ def test_test_suite_files_are_told_by_their_place_under_the_project_root():
     assert not is_test_path(f"{root}/pkg/datasets.py", root)
     assert not is_test_path(f"{root}/pkg/testing_utils.py", root)  # a name, not a folder
     assert not is_test_path(f"{root}/latest/data.py", root)
+
+
+GUARDED = """
+import sys
+from torch.utils.data import DataLoader
+from data import Shards, Folder, Other
+SHARDS = "--shards" in sys.argv
+if SHARDS:
+    ds = Shards()
+else:
+    ds = Folder()
+if SHARDS:
+    DataLoader(ds, num_workers=4)
+else:
+    DataLoader(ds)
+DataLoader(ds, num_workers=2)
+def f(fast, other):
+    if fast:
+        x = Folder()
+    else:
+        x = Shards()
+    if not fast:
+        DataLoader(x, num_workers=8)
+    if other:
+        DataLoader(x, num_workers=1)
+"""
+
+
+def test_an_assignment_in_the_other_arm_of_the_same_test_does_not_reach_the_loader():
+    # the same flag tested twice: the arm of the first ``if`` that the loader's arm excludes
+    # cannot reach it (``if not fast`` is the else arm of ``if fast``); another test, or no test
+    # around the loader, keeps both
+    facts = facts_of(GUARDED)
+    loaders = sorted(facts.loaders, key=lambda ld: ld.span.row)
+    got = [sorted(a.ref for a in ld.args["dataset"].alternatives()) for ld in loaders]
+    assert got == [["data.Shards"], ["data.Folder"], ["data.Folder", "data.Shards"], ["data.Shards"], ["data.Folder", "data.Shards"]]
+    model = build(facts)
+    by_row = sorted(model.loaders, key=lambda ld: ld.call.span.row)
+    assert [[r.cls.name for r in ld.datasets] for ld in by_row] == [[]] * 5  # (data.py is not analysed)
+    assert [ld.args_ir["dataset"][0] for ld in loaders] == ["c", "c", "n", "c", "n"]
+
+
+ALTERNATE_CONSTRUCTORS = """
+import json
+from torch.utils.data import DataLoader
+
+def load_manifest(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+class AudioSet:
+    def __init__(self, meta):
+        self.meta = meta
+    def __getitem__(self, i):
+        return self.meta[i]
+    @classmethod
+    def from_manifest(cls, path):
+        return cls(load_manifest(path))
+
+class MusicSet(AudioSet):
+    def __init__(self, *args, card=16, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.card = card
+    @classmethod
+    def from_folder(cls, root):
+        return cls(load_manifest(root + "/music.jsonl"))
+
+def loaders(path):
+    music = MusicSet.from_manifest(path)
+    return DataLoader(music, num_workers=2)
+"""
+
+
+def test_a_classmethod_constructor_builds_the_class_it_is_called_on():
+    # ``MusicSet.from_manifest`` is the base's classmethod, found through the MRO; its
+    # ``cls(...)`` constructs MusicSet; on the base, it calls ``AudioSet.__init__`` with the
+    # manifest's records. MusicSet's keyword-only ``card`` (after ``*args``) takes no positional
+    # argument of ``cls(records)``: only its default
+    model = build(facts_of(ALTERNATE_CONSTRUCTORS))
+    (loader,) = model.loaders
+    assert [r.cls.name for r in loader.datasets] == ["MusicSet"]
+    audio, music = sorted((c for c in model.classes() if c.cls.name.endswith("Set")), key=lambda c: c.cls.name)
+    assert model.is_dataset(music)
+    assert model.resolve("m.MusicSet.from_manifest", "/x").fn.qualname == "m.AudioSet.from_manifest"
+    init = model.find_method(audio, "__init__")
+    (site,) = [site for site in model.call_sites(init) if site[0].fn.fn.name == "from_manifest"]
+    assert site[1][0][:2] == ("c", ("g", "m.load_manifest"))  # cls(load_manifest(path)): the records
+    card = model.attr_value(music, "card")
+    assert card.kinds == {"int"} and card.size == "bounded"
+
+
+def test_a_library_loader_function_serves_the_datasets_it_is_given():
+    # ``audiotools.loader(dataset, num_workers=...)``: a function outside the project named as a
+    # loader, given a dataset and a worker count; a library call that is no loader gives nothing
+    src = ALTERNATE_CONSTRUCTORS.replace("return DataLoader(music, num_workers=2)", "audiotools.evaluate(Plain(), num_workers=4)\n    return audiotools.data.loader(music, batch_size=4, num_workers=2)")
+    src += "\nclass Plain:\n    def __getitem__(self, i):\n        return i\n"
+    model = build(facts_of("import audiotools\n" + src))
+    assert model.loaders == []
+    (loader,) = model.library_loaders
+    assert [r.cls.name for r in loader.datasets] == ["MusicSet"] and loader.workers == "yes"
+    assert [c.cls.name for c in model.dataset_classes()] == ["AudioSet", "MusicSet"]
+    music = next(c for c in model.classes() if c.cls.name == "MusicSet")
+    assert model.loaders_using(music) == [loader]

@@ -196,6 +196,21 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str | None
     return base or None
 
 
+def _flag_test(test) -> bool:
+    """An ``if`` test that reads the same wherever it is asked again: names, attributes and
+    constants, negated or compared (no call, no subscript)."""
+    for node in ast.walk(test):
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.Not, ast.Compare, ast.BoolOp,
+                                 ast.Load, ast.cmpop, ast.boolop, ast.unaryop)):
+            return False
+    return True
+
+
+def _contradict(a: dict[str, bool], b: dict[str, bool]) -> bool:
+    """Two statements in opposite arms of the same test."""
+    return any(test in b and b[test] != arm for test, arm in a.items())
+
+
 def _bodies(node: ast.AST) -> list[list]:
     """The statement lists a compound statement (or a module / def) holds."""
     out = [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
@@ -841,6 +856,11 @@ class FileContext:
 
         pairs = [(v, self._statement_of(v)) for v in values]
         pairs = [(v, stmt) for v, stmt in pairs if may_reach(stmt)]
+        arms = self._arms(here)
+        if arms:
+            # ``if WEBDATASET: ds = wds(...) else: ds = Images(...)`` and later, under the same
+            # test, ``if WEBDATASET: WebLoader(ds)``: the other arm's assignment does not reach
+            pairs = [(v, stmt) for v, stmt in pairs if stmt is None or not _contradict(arms, self._arms(stmt))]
         killer = None
         for _v, stmt in pairs:
             if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
@@ -854,6 +874,36 @@ class FileContext:
         if killer is None:
             return [v for v, _stmt in pairs]
         return [v for v, stmt in pairs if stmt is None or (stmt.lineno, stmt.col_offset) >= (killer.lineno, killer.col_offset)]
+
+    def _arms(self, stmt) -> dict[str, bool]:
+        """The branches of ``if`` statements a statement is in, in its scope: the test (a plain
+        flag: names, attributes, constants, comparisons of those) -> True in its body, False in
+        its ``else``."""
+        out: dict[str, bool] = {}
+        node = stmt
+        parent = self.parent(node) if node is not None else None
+        while parent is not None and not isinstance(parent, SCOPE_TYPES + (ast.Module,)):
+            if isinstance(parent, ast.If) and _flag_test(parent.test):
+                test, arm = parent.test, True
+                while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):  # ``if not FAST``
+                    test, arm = test.operand, not arm
+                if node in parent.body:
+                    out.setdefault(ast.dump(test), arm)
+                elif node in parent.orelse:
+                    out.setdefault(ast.dump(test), not arm)
+            node, parent = parent, self.parent(parent)
+        return out
+
+    def reaching_values(self, node: ast.Name) -> list | None:
+        """The value nodes of a local's assignments that may reach this use of it (see
+        ``_reaching``), or None when the name is not a local assigned in this scope."""
+        scope = self.scope_of(node)
+        binding = self.lookup(node.id, scope)
+        if binding is None or binding.kind != "local" or not binding.values or scope.bindings.get(node.id) is not binding:
+            return None
+        if node.id in self._declared or len(binding.values) == 1:
+            return list(binding.values)
+        return self._reaching(node, binding.values)
 
     def _statement_of(self, node) -> ast.stmt | None:
         while node is not None and not isinstance(node, ast.stmt):

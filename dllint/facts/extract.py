@@ -356,6 +356,7 @@ def _function_facts(ctx: FileContext, fn) -> FunctionFacts:
         cls=fn.cls.qualname if fn.cls else None,
         span=ctx.name_span(node),
         params=params,
+        kwonly=len(args.kwonlyargs),
         calls=tuple(calls),
         self_reads=frozenset(reads),
         self_writes={k: tuple(v) for k, v in writes.items()},
@@ -421,6 +422,29 @@ def _start_method(ctx: FileContext, call: ast.Call) -> StartMethodCall:
     )
 
 
+def _argument_ir(ctx: FileContext, builder: FlowBuilder, node: ast.expr):
+    """A loader argument's IR. A local name assigned in several places, some of which cannot
+    reach the call (an assignment in the other arm of the same ``if`` test as the call:
+    ``ctx.reaching_values``), is the union of those that can."""
+    ir = builder.expr(node)
+    if not isinstance(node, ast.Name):
+        return ir
+    scope = ctx.scope_of(node)
+    binding = ctx.lookup(node.id, scope)
+    reaching = ctx.reaching_values(node)
+    if binding is None or reaching is None or len(reaching) == len(binding.values):
+        return ir
+    kept = []
+    for value in reaching:
+        stmt = ctx.parent(value) if value is not None else None
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.value is value):
+            return ir  # (an unpacking, a loop target ...: the local's own IR decides)
+        kept.append(builder.expr(value))
+    if not kept:
+        return ir
+    return kept[0] if len(kept) == 1 else ("u", tuple(kept))
+
+
 def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -> LoaderCall:
     args: dict[str, Value] = {}
     fn_info = ctx.enclosing_function(call)
@@ -436,11 +460,11 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
         positional += 1
         if i < len(DATALOADER_POSITIONAL):
             args[DATALOADER_POSITIONAL[i]] = ctx.value(arg)
-            args_ir[DATALOADER_POSITIONAL[i]] = builder.expr(arg)
+            args_ir[DATALOADER_POSITIONAL[i]] = _argument_ir(ctx, builder, arg)
     for kw in call.keywords:
         if kw.arg is not None:
             args[kw.arg] = ctx.value(kw.value)
-            args_ir[kw.arg] = builder.expr(kw.value)
+            args_ir[kw.arg] = _argument_ir(ctx, builder, kw.value)
             continue
         # what the dict holds under a literal key is among what it may pass:
         # ``kw["worker_init_fn"] = lambda i: ...; DataLoader(**kw)``

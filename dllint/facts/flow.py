@@ -88,6 +88,9 @@ class Flow:
     # self.attr[index] reads: attr -> (IR of the index, ...); "m()" for ``self.m()[index]``
     indexes: dict[str, tuple] = field(default_factory=dict)  # ("elt", ix): an element's index (self.x[k][ix])
     iterates: frozenset[str] = frozenset()  # self attributes walked by a for loop / comprehension
+    # those a for loop walks with another loop (or ``yield from``) in its body: several items per
+    # element (a shard file's records, a recording's chunks)
+    iterates_nested: frozenset[str] = frozenset()
     deletes: frozenset[str] = frozenset()  # self attributes deleted (``del self.x``)
     # calls whose arguments matter across functions: (kind, target, args, kwargs, row) with kind
     # "self" (self.m(...)), "super" (super().m(...)), "super_from" (super(Base, self).m(...) naming
@@ -145,6 +148,7 @@ class FlowBuilder:
         self._returns: list = []
         self._indexes: dict[str, list] = {}
         self._iterates: set[str] = set()
+        self._iterates_nested: set[str] = set()
         self._iter_of: dict[tuple, str] = {}  # ("n", local) / ("s", attr) -> the self attribute of ``iter(self.x)``
         self._deletes: set[str] = set()
         self._calls: list = []
@@ -178,6 +182,7 @@ class FlowBuilder:
         f.returns = tuple(self._returns)
         f.indexes = {k: tuple(v) for k, v in self._indexes.items()}
         f.iterates = frozenset(self._iterates)
+        f.iterates_nested = frozenset(self._iterates_nested)
         f.deletes = frozenset(self._deletes)
         f.calls = tuple(self._calls)
         f.yielded = tuple(self._yielded)
@@ -224,7 +229,11 @@ class FlowBuilder:
         elif kind in (ast.For, ast.AsyncFor):
             iterable = self.expr(s.iter)
             self.scan(s.iter)
-            self._note_iteration(s.iter)
+            walked = self._note_iteration(s.iter)
+            if walked and any(
+                isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.YieldFrom, ast.comprehension)) for b in s.body for n in ast.walk(b)
+            ):
+                self._iterates_nested.update(walked)
             self.bind(s.target, ("e", iterable, ()), s, element=True)
             self._loops.append(iterable)
             self.branch(s.body)
@@ -466,20 +475,26 @@ class FlowBuilder:
         elif self._is_self_attr(target):
             self._iter_of[("s", target.attr)] = arg.attr
 
-    def _note_iteration(self, node) -> None:
+    def _note_iteration(self, node) -> set[str]:
+        """Record the self attributes that walking ``node`` walks; returns them."""
+        walked: set[str] = set()
         while isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and node.func.id in (
             "enumerate", "zip", "sorted", "list", "reversed", "iter", "tqdm",
         ):
             node = node.args[0]
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and self._is_self_attr(node.value):
+            node = node.value  # ``for r in self.recordings[self.start : self.end]``: a stretch of it
         if isinstance(node, ast.Name) and ("n", node.id) in self._iter_of:
-            self._iterates.add(self._iter_of[("n", node.id)])
+            walked.add(self._iter_of[("n", node.id)])
         if self._is_self_attr(node):
-            self._iterates.add(node.attr)
+            walked.add(node.attr)
             if ("s", node.attr) in self._iter_of:
-                self._iterates.add(self._iter_of[("s", node.attr)])
+                walked.add(self._iter_of[("s", node.attr)])
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and self._is_self_attr(node.func.value):
             if node.func.attr in ("items", "keys", "values"):
-                self._iterates.add(node.func.value.attr)
+                walked.add(node.func.value.attr)
+        self._iterates.update(walked)
+        return walked
 
     def _site(self, tag: str, node, text: str, ir=None) -> None:
         span = self.ctx.span(node)

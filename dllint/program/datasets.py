@@ -48,7 +48,9 @@ class SampleUses:
                 continue
             params = tainted.get(fn.key, set())
             if fn.fn.name == "__iter__" or fn.fn.name == "__next__":
-                for attr in sorted(flow.iterates):
+                # (one sample per element: a walk with a loop in its body reads several per element,
+                # a shard file's records, and says nothing of how many elements there are)
+                for attr in sorted(flow.iterates - flow.iterates_nested):
                     attr = self._accessed(ref, attr)
                     if attr is not None:
                         out.setdefault(attr, []).append(("iter", fn.fn.name, fn.fn.span.row))

@@ -142,7 +142,7 @@ class Hazards:
         params = list(fnref.fn.params)
         for env, args, kwargs, _row, skip_self in self.call_sites(fnref):
             plist = params[1:] if skip_self and params else params
-            found = _bind_arg(plist, name, args, kwargs)
+            found = _bind_arg(plist, name, args, kwargs, fnref.fn.kwonly)
             if found is not _MISSING and found is not None:
                 out.append((found, env))
         return out

@@ -66,12 +66,35 @@ class Loaders:
         return by_path.get(path, [])
 
     @cached_property
+    def library_loaders(self) -> list[Loader]:
+        """The DataLoaders a library function builds from a dataset and a worker count
+        (``flashy.distrib.loader(dataset, batch_size=16, num_workers=8)``, ``create_loader(...)``):
+        a call of a name outside the project, not a DataLoader class, named as a loader, given
+        ``num_workers`` and a dataset. They tell which classes a loader serves and with how many
+        workers (``loaders_using``); not among ``loaders``, whose calls rules check and fix as
+        torch's DataLoader."""
+        out: list[Loader] = []
+        with self.quietly(False):
+            for facts in self.files.values():
+                for call in facts.loaders:
+                    if self._library_loader(facts, call):
+                        out.append(self._loader(facts, call))
+        return out
+
+    def _library_loader(self, facts: FileFacts, call: LoaderCall) -> bool:
+        if "num_workers" not in call.args or "dataset" not in call.args:
+            return False
+        if "loader" not in call.callee.rpartition(".")[2].lower() or self.is_loader_class(call.callee, facts.root):
+            return False
+        return isinstance(self.resolve(call.callee, facts.root), str)
+
+    @cached_property
     def _used_as_dataset(self) -> set[tuple[str, str]]:
         keys: set[tuple[str, str]] = set()
         with self.quietly(False):  # what a loader is given matters
             for facts in self.files.values():
                 for call in facts.loaders:
-                    if not self.is_loader_class(call.callee, facts.root):
+                    if not self.is_loader_class(call.callee, facts.root) and not self._library_loader(facts, call):
                         continue
                     for ref in self._dataset_refs(facts, call)[0]:
                         serves = self.find_method(ref, "__getitem__") or self.find_method(ref, "__iter__")
@@ -388,7 +411,7 @@ class Loaders:
         by_dataset = self.__dict__.get("_loaders_by_dataset")
         if by_dataset is None:  # dataset class key -> {position: loader}, built once
             by_dataset = self.__dict__["_loaders_by_dataset"] = {}
-            for i, ld in enumerate(self.loaders):
+            for i, ld in enumerate(self.loaders + self.library_loaders):
                 for d in ld.datasets:
                     by_dataset.setdefault(d.key, {})[i] = ld
         found: dict[int, Loader] = {}

@@ -206,6 +206,10 @@ class Symbols:
             method = cls.methods.get(rest[1])
             if method and len(rest) == 2:
                 return FuncRef(facts, facts.functions[method])
+            if len(rest) == 2:
+                # a method the class inherits (``MusicDataset.from_meta`` defined on its base):
+                # the attribute Python finds on the class, through its MRO
+                return self.find_method(ClassRef(facts, cls), rest[1])
             return None
         fn = facts.functions.get(full)
         if fn is not None:

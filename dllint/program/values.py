@@ -211,6 +211,15 @@ def _static(fn) -> bool:
     return any(d == "builtins.staticmethod" or d == "staticmethod" for d in fn.decorators)
 
 
+def is_classmethod(fn) -> bool:
+    return any(d == "builtins.classmethod" or d == "classmethod" for d in fn.decorators)
+
+
+def _class_param(fn, name: str) -> bool:
+    """``name`` is the class parameter of a classmethod (its first: ``cls``)."""
+    return bool(fn.params) and fn.params[0] == name and fn.cls is not None and is_classmethod(fn)
+
+
 PROPERTY_DECORATORS = frozenset({"builtins.property", "property", "functools.cached_property", "cached_property"})
 
 
@@ -598,7 +607,10 @@ class Values:
             if isinstance(found, ClassRef):
                 out.setdefault(found.key, found)
             elif returns and isinstance(found, FuncRef) and found.fn.flow is not None:
-                callee_env = Env(found.file, found, self.class_of(found))
+                # an alternative constructor (``Images.from_meta(path)``, a classmethod returning
+                # ``cls(...)``): its ``cls`` is the class it is called on, a subclass included
+                named = self.resolve(func[1].rpartition(".")[0], env.facts.root) if is_classmethod(found.fn) else None
+                callee_env = Env(found.file, found, named if isinstance(named, ClassRef) else self.class_of(found))
                 for ret in found.fn.flow.returns:
                     self._classes_into(ret, callee_env, depth + 1, out, seen)
         elif tag == "u":
@@ -620,6 +632,9 @@ class Values:
             for elts, part_env in self._tuple_items(func[1], env, depth, seen):
                 for elt in elts:
                     self._called_classes(elt, part_env, depth + 1, out, seen, returns)
+        elif tag == "p" and env.fn is not None and env.self_cls is not None and _class_param(env.fn.fn, func[1]):
+            # ``cls(...)`` in a classmethod: the class it was called on
+            out.setdefault(env.self_cls.key, env.self_cls)
         elif tag == "p" and returns and env.fn is not None:
             # ``def load_dataset(self, dataset_class): dataset_class(args)``: the classes its
             # callers pass (``self.load_dataset(GraphDataset)``)
@@ -633,7 +648,7 @@ class Values:
         params = list(fn.fn.params)
         out = []
         for site_env, args, kwargs, _row, skip_self in self._sites_on(fn, self_cls)[:16]:
-            found = _bind_arg(params[1:] if skip_self and params else params, name, args, kwargs)
+            found = _bind_arg(params[1:] if skip_self and params else params, name, args, kwargs, fn.fn.kwonly)
             if isinstance(found, tuple):
                 out.append((found, site_env))
         return out
@@ -857,6 +872,10 @@ class Values:
                 return [(found, found.fn.cls is not None and bool(found.fn.params) and found.fn.params[0] == "cls")]
             return []
         if kind == "local":
+            if fnref is not None and self_cls is not None and _class_param(fnref.fn, target):
+                # ``return cls(meta, **kwargs)`` in a classmethod: the class's constructor
+                init = self.find_method(self_cls, "__init__")
+                return [(init, True)] if init is not None else []
             # a local holding a class or a function: each project one its assignments name
             flow = fnref.fn.flow if fnref is not None else facts.flow
             names = called_names(flow, facts, target)
@@ -906,7 +925,7 @@ class Values:
         out = BOTTOM
         for env, args, kwargs, row, skip_self in sites:
             plist = params[1:] if skip_self and params else params
-            found = _bind_arg(plist, name, args, kwargs)
+            found = _bind_arg(plist, name, args, kwargs, fnref.fn.kwonly)
             if found is _MISSING:
                 continue  # the default applies (already joined)
             if found is None:
@@ -1464,7 +1483,7 @@ class Values:
             params = params[1:]
         binding = {}
         for name in params:
-            found = _bind_arg(params, name, args, kwargs)
+            found = _bind_arg(params, name, args, kwargs, fnref.fn.kwonly)
             if found is _MISSING or found is None:
                 continue
             binding[name] = self._eval(found, env, depth)
@@ -2151,15 +2170,21 @@ def _wrapped_datasets(ir) -> list | None:
     return list(first[2]) if first[0] == "L" else []
 
 
-def _bind_arg(params: list, name: str, args, kwargs):
+def _bind_arg(params: list, name: str, args, kwargs, kwonly: int = 0):
     """The argument IR a call passes for parameter ``name``; _MISSING when the call does not
-    pass it (the default applies); None when it cannot be matched (``*args``, ``**kw``)."""
+    pass it (the default applies); None when it cannot be matched (``*args``, ``**kw``).
+    ``kwonly``: how many of ``params``, the last ones, are keyword-only (after ``*args``): no
+    positional argument binds to them."""
     for k, v in kwargs:
         if k == name:
             return v
     if name not in params:
         return _MISSING
-    found = _positional(args, params.index(name))
+    at = params.index(name)
+    if at >= len(params) - kwonly:
+        found = _MISSING
+    else:
+        found = _positional(args, at)
     if found is _MISSING and any(k is None for k, _ in kwargs):
         return None
     return found

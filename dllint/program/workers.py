@@ -127,7 +127,7 @@ class Workers:
                 continue
             params = list(fn.fn.params)
             for env, args, kwargs, _row, skip_self in self.call_sites(fn):
-                found = _bind_arg(params[1:] if skip_self and params else params, ir[1], args, kwargs)
+                found = _bind_arg(params[1:] if skip_self and params else params, ir[1], args, kwargs, fn.fn.kwonly)
                 if found is _MISSING or found is None:
                     continue
                 values.append(self.value(found, env))

@@ -409,7 +409,7 @@ class CopyOnReadContainer(Rule):
         # are Python containers (a tuple of tensors indexed so is TensorDataset's compact form)
         tables = elem is not None and bool(elem.kinds & (PY_CONTAINERS | {"records"})) and not elem.kinds & (COMPACT | {"ndarray"})
         raw_uses = uses
-        uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index") or (how == "elements" and tables)]
+        uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index", "iter") or (how == "elements" and tables)]
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         follows = [f"one entry per element of `self.{src}`, the samples" for how, src, _row in raw_uses if how == "follows"]
         size = value.size
@@ -449,7 +449,7 @@ class CopyOnReadContainer(Rule):
             inner = "lists" if value.elem.has("list") else "dicts" if value.elem.has("dict") else "containers"
             what = f"{article} {ctype} of {inner}"
             evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.elem.why if len(w) >= 3]
-        if nested or (value.why and (size == DATA or (size == LOAD and not uses))):
+        if nested or (value.why and (size == DATA or (size == LOAD and all(how == "iter" for how, _f, _r in uses)))):
             why = value.elem.why[0] if nested else value.why[0]
             named = re.match(r"a directory (listing|walk) \(`([^`]+)`\)$", why[0])  # "... (`os.listdir`)"
             source = f"`{named.group(2)}`" if named else re.sub(r" \(`[^`]+`\)$", "", why[0])
