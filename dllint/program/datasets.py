@@ -108,17 +108,33 @@ class SampleUses:
         attribute that grows with the data by use (``__len__`` measures it, ``__getitem__``
         indexes it): ``for ann in self.annotation: self.captions.append(...)``,
         ``self.txt2img[n] = i`` with an int key, ``self.paths = [a["file"] for a in self.anns]``.
-        One entry (or more) per sample: it grows with the data too. Not when it is filled only
-        under a membership test (``if x not in self.names: self.names.append(x)``: distinct
-        values), nor a dict keyed by anything but a number (a count per category is bounded)."""
+        One entry (or more) per sample: it grows with the data too (``walked_sources``)."""
         measured = {a for a, found in uses.items() if any(how in ("len", "index") for how, _f, _r in found)}
         if not measured:
             return {}
         out: dict[str, tuple[str, str, int]] = {}
+        for attr, sources in self.walked_sources(ref).items():
+            if attr not in measured:
+                for source in sources:
+                    if source[0] in measured:
+                        out[attr] = source
+                        break
+        return out
+
+    def walked_sources(self, ref: ClassRef) -> dict[str, list[tuple[str, str, int]]]:
+        """attr -> [(source attr, function, row)]: the other attributes of the instance whose
+        elements build it one entry (or more) each: an ``.append`` / ``.extend`` / ``+=`` in a
+        loop over ``self.<source>``, an int-keyed item set in one, a list or int-keyed dict
+        comprehension over it. Not a container filled only under a membership test (``if x not in
+        self.names: self.names.append(x)``: distinct values), nor a dict keyed by anything but a
+        number (a count per category is bounded)."""
+        memo = self.__dict__.setdefault("_walked_sources", {})
+        found = memo.get(ref.key)
+        if found is not None:
+            return found
+        out: dict[str, list[tuple[str, str, int]]] = {}
         for fn in self.hierarchy_methods(ref):
             for attr, writes in fn.fn.flow.writes.items():
-                if attr in measured or attr in out:
-                    continue
                 for w in writes:
                     how, ir, loops = w[0], w[1], w[4]
                     if how in ("append", "extend", "+="):
@@ -132,9 +148,9 @@ class SampleUses:
                     else:
                         continue
                     source = _walked(walked[0], "s") if walked else None
-                    if source is not None and source in measured and source != attr and not self._membership_tested(ref, attr):
-                        out[attr] = (source, fn.fn.name, w[2])
-                        break
+                    if source is not None and source != attr and not self._membership_tested(ref, attr):
+                        out.setdefault(attr, []).append((source, fn.fn.name, w[2]))
+        memo[ref.key] = out
         return out
 
     def shard_listing(self, ref: ClassRef, attr: str) -> bool:

@@ -86,7 +86,8 @@ class Loaders:
             return False
         if "loader" not in call.callee.rpartition(".")[2].lower() or self.is_loader_class(call.callee, facts.root):
             return False
-        return isinstance(self.resolve(call.callee, facts.root), str)
+        with self.quietly():  # (a project name: not a library's, whether its file is parsed or not)
+            return isinstance(self.resolve(call.callee, facts.root), str)
 
     @cached_property
     def _used_as_dataset(self) -> set[tuple[str, str]]:

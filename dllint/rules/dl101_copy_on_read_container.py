@@ -384,7 +384,7 @@ class CopyOnReadContainer(Rule):
             return True
         return all("fork" not in ld.start_methods and "unknown" not in ld.start_methods for ld in active)
 
-    def _judge(self, model, ref, attr: str, uses):
+    def _judge(self, model, ref, attr: str, uses, depth: int = 0):
         writes = model.attr_writes(ref, attr)
         if not writes:
             return None
@@ -431,6 +431,16 @@ class CopyOnReadContainer(Rule):
             grows = True  # a few keys, each holding the data
         else:
             grows = False  # EMPTY, BOUNDED, DEDUP
+        if not grows and size in (LOAD, UNKNOWN_SIZE) and not uses and not follows and depth < 2:
+            # one entry per element of another attribute that grows with the data
+            # (``for ex in self.codebase: self.code.append(ex.code)``): it grows too
+            every = model.sample_uses(ref)
+            for src, _fn, _row in model.walked_sources(ref).get(attr, ()):
+                if self._judge(model, ref, src, every.get(src, ()), depth + 1) is not None:
+                    grows = True
+                    follows = [f"one entry per element of `self.{src}`"]
+                    raw_uses = [*raw_uses, ("follows", src, _row)]
+                    break
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
         if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
