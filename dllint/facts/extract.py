@@ -292,6 +292,13 @@ def _class_alias(ctx: FileContext, func: ast.AST) -> str | None:
     if not isinstance(func, ast.Name):
         return None
     binding = ctx.lookup(func.id, ctx.scope_of(func))
+    if binding is not None and binding.kind == "param" and binding.default is not None:
+        # ``def loader(dataset, *args, klass=DataLoader, **kwargs): return klass(dataset, ...)``:
+        # the class its default names (callers may pass another: the default is what it builds)
+        default = ctx.value(binding.default)
+        if default.kind == "ref" and default.ref and default.ref.rsplit(".", 1)[-1][:1].isupper():
+            return default.ref
+        return None
     if binding is None or binding.kind != "local" or not binding.values:
         return None
     alts = ctx.value(func).alternatives()
