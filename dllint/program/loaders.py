@@ -7,12 +7,13 @@ targets' default).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
 from dllint.names import CLICK_OPTIONS, DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
 from dllint.program.refs import ClassRef, FuncRef, Loader
-from dllint.program.values import Env
+from dllint.program.values import _MISSING, Env, _bind_arg
 
 
 OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?[A-Za-z_]\w*\.([A-Za-z_]\w*)\)?")
@@ -216,6 +217,52 @@ class Loaders:
             passed = next((v for k, v in kwargs if k == "num_workers"), None)
             counts.append(0 if passed is None else passed[1] if passed[0] == "k" else None)
         return _count_verdict(counts)
+
+    def for_class(self, loader: Loader, ref: ClassRef) -> Loader:
+        """The loader as the instances of ``ref`` meet it. A loader helper (``def
+        make_loader(dataset, workers): return DataLoader(dataset, num_workers=workers)``, or one
+        forwarding ``**kwargs``) gets its dataset and its worker count from each call: the count is
+        then what the calls passing a ``ref`` instance pass (``make_loader(Eval(...), 0)`` starts
+        no workers for ``Eval`` whatever ``make_loader(Train(...), 8)`` does). The loader itself
+        when its call is not such a helper's, or a call cannot be matched."""
+        call = loader.call
+        dataset = call.args_ir.get("dataset")
+        fn = loader.file.functions.get(call.scope)
+        if fn is None or fn.flow is None or not (isinstance(dataset, tuple) and dataset[:1] == ("p",)) or dataset[1] not in fn.params:
+            return loader
+        count = call.args_ir.get("num_workers")
+        if count is not None:
+            if not (isinstance(count, tuple) and count[:1] == ("p",) and count[1] in fn.params):
+                return loader
+            by_name = count[1]
+        else:
+            splat = call.args_ir.get("**")
+            if not (call.unresolved_kwargs and isinstance(splat, tuple) and splat[:1] == ("p",) and splat[1] not in fn.params):
+                return loader
+            by_name = None  # through the helper's **kwargs
+        fnref = self._funcref(loader.file, fn)
+        wanted = {ref.key, *(c.key for c in self.subclasses_of(ref))}
+        counts = []
+        for env, args, kwargs, _row, skip_self in self.call_sites(fnref)[:32]:
+            params = list(fn.params[1:] if skip_self and fn.params else fn.params)
+            passed = _bind_arg(params, dataset[1], args, kwargs, fn.kwonly)
+            if passed is None:
+                return loader  # (``*args`` / ``**kw`` at a call: which dataset it passes is unseen)
+            if passed is _MISSING or not any(c.key in wanted for c in self.instance_classes(passed, env)):
+                continue
+            if by_name is not None:
+                got = _bind_arg(params, by_name, args, kwargs, fn.kwonly)
+                if got is _MISSING:
+                    got = fn.flow.defaults.get(by_name)
+            elif any(k is None for k, _ in kwargs):
+                got = None
+            else:
+                got = next((v for k, v in kwargs if k == "num_workers"), ("k", 0))
+            counts.append(got[1] if isinstance(got, tuple) and got[:1] == ("k",) else None)
+        if not counts:
+            return loader
+        workers = _count_verdict(counts)
+        return loader if workers == loader.workers else replace(loader, workers=workers)
 
     @cached_property
     def _cli_options(self) -> tuple[dict[str, set], frozenset[str], bool]:

@@ -229,7 +229,7 @@ class Workers:
         root = self.layout.root
         outside_tests = not is_test_path(ref.file.path, root)
         return [
-            ld for ld in self.loaders_using(ref)
+            ld for ld in (self.for_class(ld, ref) for ld in self.loaders_using(ref))
             if not ((ld.self_test or (outside_tests and is_test_path(ld.file.path, root))) and ld.workers == "no")
             or (own and ld.file.path == ref.file.path)
         ]
