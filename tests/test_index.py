@@ -765,3 +765,40 @@ def test_a_library_loader_function_serves_the_datasets_it_is_given():
     assert [c.cls.name for c in model.dataset_classes()] == ["AudioSet", "MusicSet"]
     music = next(c for c in model.classes() if c.cls.name == "MusicSet")
     assert model.loaders_using(music) == [loader]
+
+
+LOADER_HELPER = """
+from torch.utils.data import DataLoader, Dataset
+
+def make_loader(dataset, workers=4):
+    return DataLoader(dataset, num_workers=workers)
+
+def passthrough(dataset, **kwargs):
+    return DataLoader(dataset, **kwargs)
+
+class Train(Dataset):
+    def __getitem__(self, i):
+        return i
+
+class Eval(Train):
+    pass
+
+class Probe(Dataset):
+    def __getitem__(self, i):
+        return i
+
+def main(args):
+    make_loader(Train(), args.workers)
+    make_loader(Eval(), workers=0)
+    passthrough(Probe(), batch_size=2)
+"""
+
+
+def test_a_loader_helpers_worker_count_is_what_the_calls_passing_a_class_pass():
+    # one DataLoader call in each helper; each class meets the count its own calls pass: Train
+    # (with its subclass Eval's call) may get workers, Eval none, Probe none (**kwargs without it)
+    model = build(facts_of(LOADER_HELPER))
+    classes = {c.cls.name: c for c in model.classes()}
+    verdicts = {name: [ld.workers for ld in model.deciding_loaders(ref)] for name, ref in classes.items()}
+    assert verdicts == {"Train": ["maybe"], "Eval": ["no"], "Probe": ["no"]}
+    assert sorted(ld.workers for ld in model.loaders) == ["maybe", "no"]  # the calls themselves: all their callers
