@@ -19,6 +19,10 @@ from dllint.program.values import _MISSING, Env, _bind_arg
 OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?[A-Za-z_]\w*\.([A-Za-z_]\w*)\)?")
 
 
+# decorators that leave a function's calls as written
+PLAIN_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod", "staticmethod", "classmethod"})
+
+
 def option_read(loader: Loader, alt: Value) -> str | None:
     """The command-line option a loader's worker count reads: an attribute of a flat namespace
     (``args.workers``, ``int(opt.n_threads)``, ``self.args.num_workers``; not a nested config
@@ -230,6 +234,8 @@ class Loaders:
         fn = loader.file.functions.get(call.scope)
         if fn is None or fn.flow is None or not (isinstance(dataset, tuple) and dataset[:1] == ("p",)) or dataset[1] not in fn.params:
             return loader
+        if any(d not in PLAIN_DECORATORS for d in fn.decorators):
+            return loader  # (``@configurable(from_config=...)`` rewrites its calls' arguments)
         count = call.args_ir.get("num_workers")
         if count is not None:
             if not (isinstance(count, tuple) and count[:1] == ("p",) and count[1] in fn.params):
