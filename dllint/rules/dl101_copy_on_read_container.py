@@ -117,16 +117,19 @@ class CopyOnReadContainer(Rule):
               base's `__getitem__` calls, torchvision's `ImageFolder.__getitem__` reading
               `samples`, `CIFAR10` / `MNIST` reading `data` and `targets`, `SVHN` / `STL10`
               `data` and `labels`) indexes it with the sample index, directly
-              or through a `@property` / a getter that returns it, or `__iter__` walks it
-              (directly or through an iterator it keeps first: `self.source = iter(self.data)`);
+              or through a `@property` / a getter that returns it, or `__iter__` walks it one
+              sample per element (directly, a slice of it, or through an iterator it keeps first:
+              `self.source = iter(self.data)`; not a walk with a loop in its body, which reads
+              several items per element: a shard file's records);
               records loaded into one attribute and served through another
               (`self.data = self.db`) share these uses; or it holds a few Python tables that
               worker code indexes one by one with the sample index (`for src in self.sources:
               src[idx]`), however few (no automatic fix then: pack each table); or it is built
-              with one entry (or more) per element of an attribute used so (`for ann in
-              self.annotation: self.captions.append(...)`, a dict keyed by a running number), even
-              when only the main process reads it, but not under a membership test (distinct
-              values) nor keyed by anything else (a count per category).
+              with one entry (or more) per element of an attribute used so, or of one that grows
+              with the data by the evidence above (`for ann in self.annotation:
+              self.captions.append(...)`, a dict keyed by a running number), even when only the
+              main process reads it, but not under a membership test (distinct values) nor keyed
+              by anything else (a count per category).
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -170,7 +173,18 @@ class CopyOnReadContainer(Rule):
             `test_*.py`) does not decide for a class defined outside the tests, nor does a package
             module's `__main__` self-test. A loader given a `Subset` or
             `ConcatDataset` runs the datasets it wraps; a Dataset class handed to a function that
-            constructs it (`self.load_dataset(GraphDataset)`) reaches that function's loaders. Dataset
+            constructs it (`self.load_dataset(GraphDataset)`) reaches that function's loaders, and
+            a class built by an alternative constructor (a classmethod returning `cls(...)`,
+            `MusicDataset.from_meta(path)`, inherited or not) is the class it is called on. A
+            loader is a DataLoader class (torch's, a library's, a project subclass, the default of
+            a helper's class parameter: `def loader(ds, klass=DataLoader)`) or a library function
+            named as a loader given `num_workers` and a dataset (`flashy.distrib.loader(ds,
+            num_workers=8)`). A loader helper (`def make_loader(ds, workers): return
+            DataLoader(ds, num_workers=workers)`, or one forwarding `**kwargs`) starts for each
+            Dataset the workers its calls passing that Dataset ask for, unless a decorator rewrites
+            its calls (`@configurable`). A dataset assigned in the other arm of the same `if` test
+            as the loader (`if SHARDS: ds = ... else: ds = Folder(...)`, then `if SHARDS:
+            WebLoader(ds, num_workers=4)`) does not reach it. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
             judged as used by a loader with workers under fork, the common case; classes put in a
             dataset registry (`@DATASETS.register_module()`) that serve samples count as Datasets
