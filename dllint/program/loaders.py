@@ -16,7 +16,10 @@ from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import _MISSING, Env, _bind_arg
 
 
-OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?[A-Za-z_]\w*\.([A-Za-z_]\w*)\)?")
+OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?([A-Za-z_]\w*)\.([A-Za-z_]\w*)\)?")
+# a receiver named as a configuration object (OmegaConf, yacs, a dataclass): not a namespace of
+# command-line options (``data_cfg.num_workers``, ``self.config.workers``)
+CONFIG_RECEIVER = re.compile(r"cfg|conf", re.IGNORECASE)
 
 
 # decorators that leave a function's calls as written
@@ -26,12 +29,12 @@ PLAIN_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod", "
 def option_read(loader: Loader, alt: Value) -> str | None:
     """The command-line option a loader's worker count reads: an attribute of a flat namespace
     (``args.workers``, ``int(opt.n_threads)``, ``self.args.num_workers``; not a nested config
-    such as ``cfg.data.workers``), or a parameter of a click command (``@click.option
+    such as ``cfg.data.workers``, nor a receiver named as a config: ``data_cfg.num_workers``), or a parameter of a click command (``@click.option
     ("--num-workers")`` filling ``num_workers``)."""
     text = alt.text or ""
     match = OPTION_READ.fullmatch(text)
     if match is not None and text.startswith("int(") == text.endswith(")"):
-        return match.group(1)
+        return None if CONFIG_RECEIVER.search(match.group(1)) else match.group(2)
     if alt.kind == "param" and alt.ref:
         fn = loader.file.functions.get(loader.call.scope or "")
         if fn is not None and CLICK_OPTIONS & set(fn.decorators):
