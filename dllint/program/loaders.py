@@ -22,6 +22,7 @@ OPTION_READ = re.compile(r"(?:int\()?(?:self\.)?([A-Za-z_]\w*)\.([A-Za-z_]\w*)\)
 CONFIG_RECEIVER = re.compile(r"cfg|conf", re.IGNORECASE)
 
 
+MAX_HELPER_SITES = 64  # a loader helper called more often keeps its own verdict (``for_class``)
 # decorators that leave a function's calls as written
 PLAIN_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod", "staticmethod", "classmethod"})
 
@@ -29,8 +30,9 @@ PLAIN_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod", "
 def option_read(loader: Loader, alt: Value) -> str | None:
     """The command-line option a loader's worker count reads: an attribute of a flat namespace
     (``args.workers``, ``int(opt.n_threads)``, ``self.args.num_workers``; not a nested config
-    such as ``cfg.data.workers``, nor a receiver named as a config: ``data_cfg.num_workers``), or a parameter of a click command (``@click.option
-    ("--num-workers")`` filling ``num_workers``)."""
+    such as ``cfg.data.workers``, nor a receiver named as a config: ``data_cfg.num_workers``),
+    or a parameter of a click command (``@click.option("--num-workers")`` filling
+    ``num_workers``)."""
     text = alt.text or ""
     match = OPTION_READ.fullmatch(text)
     if match is not None and text.startswith("int(") == text.endswith(")"):
@@ -251,8 +253,11 @@ class Loaders:
             by_name = None  # through the helper's **kwargs
         fnref = self._funcref(loader.file, fn)
         wanted = {ref.key, *(c.key for c in self.subclasses_of(ref))}
+        sites = self.call_sites(fnref)
+        if len(sites) > MAX_HELPER_SITES:
+            return loader
         counts = []
-        for env, args, kwargs, _row, skip_self in self.call_sites(fnref)[:32]:
+        for env, args, kwargs, _row, skip_self in sites:
             params = list(fn.params[1:] if skip_self and fn.params else fn.params)
             passed = _bind_arg(params, dataset[1], args, kwargs, fn.kwonly)
             if passed is None:
