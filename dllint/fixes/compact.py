@@ -13,6 +13,7 @@ the code outside it; ``tests/test_fix_cst.py`` compares both paths).
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import tokenize
 
@@ -372,14 +373,21 @@ def _add_helper(module, indent: str | None):
             at = i + 1
         else:
             break
-    helper = cst.parse_module(COMPACT_SOURCE.lstrip("\n")).body
-    helper = [h.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for h in helper]
+    helper = [h.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for h in _helper_body()]
     statements[at:at] = helper
     if at < len(statements) - len(helper):
         nxt = statements[at + len(helper)]
         if hasattr(nxt, "leading_lines"):
             statements[at + len(helper)] = nxt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *[l for l in nxt.leading_lines if l.comment is not None]])
     return module.with_changes(body=statements)
+
+
+@functools.lru_cache(maxsize=1)
+def _helper_body() -> tuple:
+    """The helper class's statements, parsed once (libcst nodes are immutable)."""
+    import libcst as cst
+
+    return tuple(cst.parse_module(COMPACT_SOURCE.lstrip("\n")).body)
 
 
 def convert_whole(text: str, class_path: list[str], attr: str) -> str | None:
