@@ -355,6 +355,10 @@ OPAQUE_STORES = frozenset(
         "datasets.load_from_disk", "numpy.memmap", "torch.from_file", "safetensors.safe_open",
     }
 )
+# methods of a Hugging Face ``datasets.Dataset`` that return another table of (some of) its rows
+HF_TABLE_STAGES = frozenset(
+    {"remove_columns", "rename_column", "rename_columns", "select_columns", "filter", "select", "shuffle", "sort", "map", "cast", "flatten"}
+)
 STR_FUNCS = frozenset(
     {
         "os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.path.abspath",
@@ -1928,6 +1932,13 @@ class Values:
                     # ``.astype(np.float32)``: numbers (or fixed-width strings), whatever it held
                     return replace(recv, kinds=(recv.kinds - {"ndarray-obj"}) | {"ndarray"})
             if method in ("astype", "reshape", "flatten", "squeeze", "copy", "view"):
+                return recv
+        if recv.has("store") and str(recv.detail or "").startswith("datasets."):
+            # a Hugging Face ``datasets`` table: its rows are the data; ``to_pandas()`` copies them
+            # into a DataFrame, and its stages (``remove_columns``, ``filter``, ``select`` ...) are tables too
+            if method == "to_pandas":
+                return val("dataframe", size=DATA, why=_why(recv, "the rows of a `datasets` table (`to_pandas`)", where))
+            if method in HF_TABLE_STAGES:
                 return recv
         if recv.has("coco"):
             if method in COCO_DATA_METHODS:

@@ -92,7 +92,8 @@ class CopyOnReadContainer(Rule):
               (`readlines`, iterating a file, `read().splitlines()`; `open` of a path manager
               such as iopath's), json / pickle / yaml / csv / parquet records, the arrays of a
               loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API, the lines of a
-              Kaldi index file (`kaldiio.load_scp`: wav.scp, feats.scp); a comprehension, `zip`,
+              Kaldi index file (`kaldiio.load_scp`: wav.scp, feats.scp), the rows of a Hugging
+              Face `datasets` table copied out with `to_pandas()`; a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
@@ -518,7 +519,11 @@ class CopyOnReadContainer(Rule):
                 text, evidence = found
                 how, fn, _row = next(u for u in uses if u[0] in ("index", "iter"))
                 read = f"{'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"
-                return f"a `{cls.cls.name}` whose `{inner}` is {text}", [*evidence, read]
+                at = re.search(r" \(([^()]+:\d+)\)$", text)  # where the inner container comes from
+                what = f"a `{cls.cls.name}` whose `{inner}` grows with the data"
+                if at and len(attr) + len(what) + len(at.group(1)) < 80:  # (one short line)
+                    what += f" ({at.group(1)})"
+                return what, [*evidence, read]
         return None
 
     def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = "a DataFrame with str columns"):
