@@ -34,7 +34,6 @@ CASES = {
     "dl101/iter_stored": [("fixed", "iter_stored", "Lines(root + '/list.lst')", "data")],
     "dl101/class_list_loop": [("fixed", "class_list_loop", "Articles(root + '/list.lst')", "rows")],
     "dl101/guarded_loaders": [("fixed", "guarded_loaders", "Notes(root)", "files")],
-    "dl101/held_reader": [("fixed", "held_reader", "Files(root)", "paths")],
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/walked_from_table": [("unsafe-fixed", "walked_from_table", "CodeSearchEval(root + '/q.json', root + '/c.json', root + '/k.json')", "code")],
     "dl101/walked_by_iter": [("unsafe-fixed", "walked_by_iter", "Items(sorted(__import__('glob').glob(root + '/*.txt')))", "data")],

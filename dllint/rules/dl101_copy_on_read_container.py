@@ -130,11 +130,7 @@ class CopyOnReadContainer(Rule):
               with the data by the evidence above (`for ann in self.annotation:
               self.captions.append(...)`, a dict keyed by a running number), even when only the
               main process reads it, but not under a membership test (distinct values) nor keyed
-              by anything else (a count per category); or it holds an object of a project class
-              that is not a Dataset (a reader, a sample collection: `self.reader =
-              FolderReader(root)`), which the Dataset indexes with the sample index or walks in
-              `__iter__`, and which holds a container that grows with the data by the evidence
-              above (no automatic fix: store that container compactly in its class).
+              by anything else (a count per category).
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -414,7 +410,7 @@ class CopyOnReadContainer(Rule):
             # a frame's ``.values``: objects only with a string column, the evidence a frame needs
             return self._judge_frame(model, ref, attr, value, writes, uses, "an object array of a DataFrame's str columns")
         if not (value.kinds & PY_CONTAINERS) and not value.has("records"):
-            return self._held_container(model, ref, attr, value, uses, depth)
+            return None
         if value.kinds & COMPACT and not (value.kinds & PY_CONTAINERS):
             return None  # records that are an array or a tensor on some path: not a Python container
         if self._rebound(model, ref, attr, writes):
@@ -500,31 +496,6 @@ class CopyOnReadContainer(Rule):
         else:
             text = what
         return text, evidence + structural + follows
-
-    def _held_container(self, model, ref, attr: str, value, uses, depth: int):
-        """An instance of a project class that is not a Dataset (a reader, a sample collection:
-        ``self.reader = ReaderImageFolder(root)``) that the Dataset reads its samples from (indexes
-        with the sample index, or walks in ``__iter__``), holding a container that grows with the
-        data: the samples' objects live in it."""
-        cls = value.cls
-        if depth or value.kinds - {"instance", "none"} or not value.has("instance") or cls is None or not hasattr(cls, "cls"):
-            return None
-        if cls.key == ref.key or model.is_dataset(cls) or not any(how in ("index", "iter") for how, _f, _r in uses):
-            return None
-        inner_uses = model.sample_uses(cls)
-        attrs = sorted({a for fn in model.hierarchy_methods(cls) for a in fn.fn.flow.writes})
-        for inner in attrs:
-            found = self._judge(model, cls, inner, inner_uses.get(inner, ()), depth + 1)
-            if found is not None:
-                text, evidence = found
-                how, fn, _row = next(u for u in uses if u[0] in ("index", "iter"))
-                read = f"{'indexed per sample in' if how == 'index' else 'walked by'} `{fn}`"
-                at = re.search(r" \(([^()]+:\d+)\)$", text)  # where the inner container comes from
-                what = f"a `{cls.cls.name}` whose `{inner}` grows with the data"
-                if at and len(attr) + len(what) + len(at.group(1)) < 80:  # (one short line)
-                    what += f" ({at.group(1)})"
-                return what, [*evidence, read]
-        return None
 
     def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = "a DataFrame with str columns"):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
