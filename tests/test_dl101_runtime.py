@@ -34,6 +34,15 @@ CASES = {
     "dl101/iter_stored": [("fixed", "iter_stored", "Lines(root + '/list.lst')", "data")],
     "dl101/class_list_loop": [("fixed", "class_list_loop", "Articles(root + '/list.lst')", "rows")],
     "dl101/guarded_loaders": [("fixed", "guarded_loaders", "Notes(root)", "files")],
+    # three scenes' pair lists (a count, then an id line and a pairs line per view) and a config
+    "dl101/counted_lines": [
+        (
+            "fixed",
+            "counted_lines",
+            "(lambda r, os=__import__('os'): [os.makedirs(f'{r}/../views/{s}', exist_ok=True) or open(f'{r}/../views/{s}/pair.txt', 'w').write('3\\n0\\n1 1 0.5\\n1\\n1 0 0.5\\n2\\n1 0 0.5\\n') for s in Views.SCENES] and open(f'{r}/../views.json', 'w').write('{\"num_classes\": 5}') and Views(f'{r}/../views', f'{r}/../views.json'))(root)",
+            "index",
+        ),
+    ],
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/walked_from_table": [("unsafe-fixed", "walked_from_table", "CodeSearchEval(root + '/q.json', root + '/c.json', root + '/k.json')", "code")],
     "dl101/walked_by_iter": [("unsafe-fixed", "walked_by_iter", "Items(sorted(__import__('glob').glob(root + '/*.txt')))", "data")],

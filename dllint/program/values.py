@@ -1471,6 +1471,21 @@ class Values:
         why = ((f"an instance of `{cls.cls.name}`, a class defined inside a function", *where),) if cls.cls.local else ()
         return Val(frozenset(kinds), cls=cls, device=device, size=BOUNDED, detail=cls.cls.qualname, why=why)
 
+    def _parsed_from(self, ir, env, depth) -> Val | None:
+        """The data-sized container (the lines of a file, a listing) an item of which ``ir`` is,
+        through str methods (``lines[0].strip()``, ``line.split()[1]``); None otherwise."""
+        for _ in range(4):
+            if isinstance(ir, tuple) and ir[:1] == ("c",) and isinstance(ir[1], tuple) and ir[1][:1] == ("a",) and ir[1][2] in STR_METHODS:
+                ir = ir[1][1]
+            elif isinstance(ir, tuple) and ir[:1] == ("i",):
+                ir = ir[1]
+                base = self._eval(ir, env, depth + 1)
+                if base.size == DATA and base.kinds & {"list", "tuple"}:
+                    return base
+            else:
+                return None
+        return None
+
     def _call_function(self, fnref, args, kwargs, env, depth, self_cls) -> Val:
         """A project function's return value, its parameters bound to this call's arguments."""
         flow = fnref.fn.flow
@@ -1655,6 +1670,12 @@ class Values:
             if measured is not None:
                 return val("int", size=DATA, why=((f"the number of samples (`len(self.{measured})`)", *where),))
             return val("int", size=UNKNOWN_SIZE if inner is None or inner.size == UNKNOWN_SIZE else BOUNDED)
+        if qual == "builtins.int" and args and args[0][0] != "*":
+            source = self._parsed_from(args[0], env, depth)
+            if source is not None:
+                # ``n_cam = int(lines[0])``: a count the data file states, not one the code fixes
+                # (loaded, as records are: what it counts is judged by its use)
+                return val("int", size=LOAD, why=_why(source, "a count read from a file", where))
         if qual in NUMERIC_FUNCS:
             return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
         if qual == "builtins.zip":
