@@ -93,7 +93,8 @@ class CopyOnReadContainer(Rule):
               such as iopath's), json / pickle / yaml / csv / parquet records, the arrays of a
               loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API, the lines of a
               Kaldi index file (`kaldiio.load_scp`: wav.scp, feats.scp), the rows of a Hugging
-              Face `datasets` table copied out with `to_pandas()`; a comprehension, `zip`,
+              Face `datasets` table copied out with `to_pandas()`, a count a file states
+              (`range(int(lines[0]))`, judged by its use as records are); a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those; through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
