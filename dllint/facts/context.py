@@ -895,15 +895,17 @@ class FileContext:
         return out
 
     def reaching_values(self, node: ast.Name) -> list | None:
-        """The value nodes of a local's assignments that may reach this use of it (see
-        ``_reaching``), or None when the name is not a local assigned in this scope."""
+        """The value nodes of a local's assignments that may reach this use of it, when some of
+        its assignments cannot (see ``_reaching``); None when all can, or the name is not a local
+        assigned in this scope."""
         scope = self.scope_of(node)
         binding = self.lookup(node.id, scope)
-        if binding is None or binding.kind != "local" or not binding.values or scope.bindings.get(node.id) is not binding:
+        if binding is None or binding.kind != "local" or len(binding.values) < 2 or scope.bindings.get(node.id) is not binding:
             return None
-        if node.id in self._declared or len(binding.values) == 1:
-            return list(binding.values)
-        return self._reaching(node, binding.values)
+        if node.id in self._declared:
+            return None
+        reaching = self._reaching(node, binding.values)
+        return reaching if len(reaching) < len(binding.values) else None
 
     def _statement_of(self, node) -> ast.stmt | None:
         while node is not None and not isinstance(node, ast.stmt):

@@ -434,12 +434,8 @@ def _argument_ir(ctx: FileContext, builder: FlowBuilder, node: ast.expr):
     reach the call (an assignment in the other arm of the same ``if`` test as the call:
     ``ctx.reaching_values``), is the union of those that can."""
     ir = builder.expr(node)
-    if not isinstance(node, ast.Name):
-        return ir
-    scope = ctx.scope_of(node)
-    binding = ctx.lookup(node.id, scope)
-    reaching = ctx.reaching_values(node)
-    if binding is None or reaching is None or len(reaching) == len(binding.values):
+    reaching = ctx.reaching_values(node) if isinstance(node, ast.Name) else None
+    if reaching is None:
         return ir
     kept = []
     for value in reaching:

@@ -19,7 +19,7 @@ import tokenize
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.compact_list import SOURCE as COMPACT_SOURCE
-from dllint.fixes.cst import head_end, whole_lines
+from dllint.fixes.cst import CstSource, head_source, stand_in, whole_lines
 from dllint.textutil import first_row, line_starts, newline_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -82,13 +82,8 @@ class CompactSlices:
     def _module(self, first: int, last: int):
         """The libcst Module of the whole rows ``first..last`` (None: libcst cannot parse them)."""
         if (first, last) not in self._parsed:
-            import libcst as cst
-
             lo, hi = self._offsets(first, last)
-            try:
-                self._parsed[(first, last)] = cst.parse_module(self.text[lo:hi])
-            except Exception:  # libcst's ParserSyntaxError, or a grammar it does not know
-                self._parsed[(first, last)] = None
+            self._parsed[(first, last)] = CstSource(self.text[lo:hi]).module
         return self._parsed[(first, last)]
 
     # ------------------------------------------------------------------ the transform
@@ -161,12 +156,7 @@ class CompactSlices:
         lo, hi = self._offsets(first, last)
         newline = newline_of(self.text)
         if key not in self._parsed:
-            import libcst as cst
-
-            try:
-                self._parsed[key] = cst.parse_module("if 1:" + newline + self.text[lo:hi])
-            except Exception:  # libcst's ParserSyntaxError, or a grammar it does not know
-                self._parsed[key] = None
+            self._parsed[key] = CstSource("if 1:" + newline + self.text[lo:hi]).module
         module = self._parsed[key]
         if module is None or not self._same_config(module):
             return None
@@ -183,20 +173,13 @@ class CompactSlices:
         libcst reads the head differently."""
         if self._before is _UNSET:
             self._before = None
-            end = head_end(self.body or (), self.text)
-            if end is not None:
-                import libcst as cst
-
-                newline = newline_of(self.text)
-                stand_in = "pass" + newline
-                try:
-                    module = cst.parse_module(self.text[:end] + stand_in)
-                except Exception:  # libcst's ParserSyntaxError, or a grammar it does not know
-                    module = None
-                if module is not None and self._same_config(module):
-                    code = _add_helper(module, self._file_indent()).code
-                    if code.endswith(stand_in) and (len(code) == len(stand_in) or code[-len(stand_in) - 1] in "\r\n"):
-                        self._before = (end, code[: -len(stand_in)])
+            head = head_source(self.body or (), self.text)
+            module = head[1].module if head is not None else None
+            if module is not None and self._same_config(module):
+                rest = stand_in(self.text)
+                code = _add_helper(module, self._file_indent()).code
+                if code.endswith(rest) and (len(code) == len(rest) or code[-len(rest) - 1] in "\r\n"):
+                    self._before = (head[0], code[: -len(rest)])
         return self._before
 
     def _head_last(self) -> int | None:
@@ -393,10 +376,7 @@ def _helper_body() -> tuple:
 def convert_whole(text: str, class_path: list[str], attr: str) -> str | None:
     """The transform on the whole module's concrete syntax tree (the definition; used when the
     file's rows are not known or a slice cannot stand alone)."""
-    import libcst as cst
-
-    try:
-        module = cst.parse_module(text)
-    except Exception:
+    module = CstSource(text).module
+    if module is None:
         return None
     return _transform(module, class_path, attr, add_helper=True, indent=None)

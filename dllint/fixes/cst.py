@@ -117,14 +117,26 @@ def import_edits(project, path: str, modules: list[str]) -> tuple[Edit, ...] | N
     that statement) followed by ``pass`` in its place gives the same edits, and a 2,000-line
     module is not parsed whole for one ``import functools``. None when libcst cannot parse it."""
     text = project.source(path)
-    head = head_end(_module_body(project, path, text) or (), text)
-    if head is None:
-        src = source_of(project, path)
-    else:
-        src = CstSource(text[:head] + "pass" + newline_of(text))
+    head = head_source(_module_body(project, path, text) or (), text)
+    src = source_of(project, path) if head is None else head[1]
     if src.module is None:
         return None
     return edits_between(src.text, add_imports(src.module, modules).code)
+
+
+def stand_in(text: str) -> str:
+    """The statement standing for the rest of a module after its head (``head_source``)."""
+    return "pass" + newline_of(text)
+
+
+def head_source(body, text: str) -> tuple[int, CstSource] | None:
+    """(``head_end``, the CstSource of the text before it with ``stand_in`` in place of the rest):
+    what an edit of the module's head (an import, a helper class after the imports) needs parsed;
+    None when there is no place to cut."""
+    end = head_end(body, text)
+    if end is None:
+        return None
+    return end, CstSource(text[:end] + stand_in(text))
 
 
 def head_end(body, text: str) -> int | None:

@@ -44,6 +44,22 @@ def option_read(loader: Loader, alt: Value) -> str | None:
     return None
 
 
+def _forwards_kwargs(fn, call: LoaderCall) -> bool:
+    """The loader call passes on its function's own ``**kwargs`` (``def get_dataloader(ds,
+    **kwargs): return DataLoader(ds, **kwargs)``), not a named parameter holding a dict."""
+    splat = call.args_ir.get("**")
+    return isinstance(splat, tuple) and splat[:1] == ("p",) and splat[1] not in fn.params
+
+
+def _forwarded_count(kwargs):
+    """The ``num_workers`` a call's keywords hand to a function forwarding ``**kwargs``: 0 when
+    they do not name it, its literal, or None (not a literal, or a ``**`` at the call hides it)."""
+    if any(k is None for k, _ in kwargs):
+        return None
+    passed = next((v for k, v in kwargs if k == "num_workers"), None)
+    return 0 if passed is None else passed[1] if passed[0] == "k" else None
+
+
 def _count_verdict(counts) -> str:
     """"no" / "yes" when every worker count a loader may get is a known int <= 0 / > 0 (None or
     anything else: not known), else "maybe"."""
@@ -212,20 +228,13 @@ class Loaders:
         ``**kwargs`` (``def get_dataloader(ds, **kwargs)``): what its call sites pass, "no" when
         none of them passes ``num_workers``; "maybe" when a site's keywords are not all seen or
         no call site is."""
-        splat = call.args_ir.get("**")
         fn = facts.functions.get(call.scope)
-        if fn is None or not (isinstance(splat, tuple) and splat[:1] == ("p",)) or splat[1] in fn.params:
+        if fn is None or not _forwards_kwargs(fn, call):
             return "maybe"  # (a named parameter holding a dict: its callers pass it whole)
         sites = self.call_sites(self._funcref(facts, fn))
         if not sites:
             return "maybe"
-        counts = []
-        for _env, _args, kwargs, _row, _skip in sites:
-            if any(k is None for k, _ in kwargs):
-                return "maybe"
-            passed = next((v for k, v in kwargs if k == "num_workers"), None)
-            counts.append(0 if passed is None else passed[1] if passed[0] == "k" else None)
-        return _count_verdict(counts)
+        return _count_verdict(_forwarded_count(kwargs) for _env, _args, kwargs, _row, _skip in sites)
 
     def for_class(self, loader: Loader, ref: ClassRef) -> Loader:
         """The loader as the instances of ``ref`` meet it. A loader helper (``def
@@ -247,8 +256,7 @@ class Loaders:
                 return loader
             by_name = count[1]
         else:
-            splat = call.args_ir.get("**")
-            if not (call.unresolved_kwargs and isinstance(splat, tuple) and splat[:1] == ("p",) and splat[1] not in fn.params):
+            if not (call.unresolved_kwargs and _forwards_kwargs(fn, call)):
                 return loader
             by_name = None  # through the helper's **kwargs
         fnref = self._funcref(loader.file, fn)
@@ -264,14 +272,12 @@ class Loaders:
                 return loader  # (``*args`` / ``**kw`` at a call: which dataset it passes is unseen)
             if passed is _MISSING or not any(c.key in wanted for c in self.instance_classes(passed, env)):
                 continue
-            if by_name is not None:
-                got = _bind_arg(params, by_name, args, kwargs, fn.kwonly)
-                if got is _MISSING:
-                    got = fn.flow.defaults.get(by_name)
-            elif any(k is None for k, _ in kwargs):
-                got = None
-            else:
-                got = next((v for k, v in kwargs if k == "num_workers"), ("k", 0))
+            if by_name is None:
+                counts.append(_forwarded_count(kwargs))
+                continue
+            got = _bind_arg(params, by_name, args, kwargs, fn.kwonly)
+            if got is _MISSING:
+                got = fn.flow.defaults.get(by_name)
             counts.append(got[1] if isinstance(got, tuple) and got[:1] == ("k",) else None)
         if not counts:
             return loader

@@ -1472,8 +1472,8 @@ class Values:
         return Val(frozenset(kinds), cls=cls, device=device, size=BOUNDED, detail=cls.cls.qualname, why=why)
 
     def _parsed_from(self, ir, env, depth) -> Val | None:
-        """The data-sized container (the lines of a file, a listing) an item of which ``ir`` is,
-        through str methods (``lines[0].strip()``, ``line.split()[1]``); None otherwise."""
+        """The data-sized list (the lines of a file, a listing) ``ir`` is an item of, through str
+        methods (``lines[0]``, ``lines[i].strip()``); None otherwise."""
         for _ in range(4):
             if isinstance(ir, tuple) and ir[:1] == ("c",) and isinstance(ir[1], tuple) and ir[1][:1] == ("a",) and ir[1][2] in STR_METHODS:
                 ir = ir[1][1]

@@ -451,11 +451,11 @@ class CopyOnReadContainer(Rule):
             # one entry per element of another attribute that grows with the data
             # (``for ex in self.codebase: self.code.append(ex.code)``): it grows too
             every = model.sample_uses(ref)
-            for src, _fn, _row in model.walked_sources(ref).get(attr, ()):
+            for src, _fn, row in model.walked_sources(ref).get(attr, ()):
                 if self._judge(model, ref, src, every.get(src, ()), depth + 1) is not None:
                     grows = True
                     follows = [f"one entry per element of `self.{src}`"]
-                    raw_uses = [*raw_uses, ("follows", src, _row)]
+                    raw_uses = [*raw_uses, ("follows", src, row)]
                     break
         if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
