@@ -138,6 +138,10 @@ class Engine:
         # with a cache: when no file changed since a run with the same inputs, return its findings
         # without building the index (Analysis.project then holds no facts: not for fixing)
         self.reuse_results = False
+        # whether findings carry their fixes' edits (--fix, --diff, the machine formats, the
+        # editor); without them a fix says only that it exists (the `[*]` mark), which lets a rule
+        # skip building edits it would throw away (DL101's libcst transforms: ``Project.edits``)
+        self.edits = True
         # the project's files when the caller has just walked the root itself (not walked twice)
         self.root_files: list[str] | None = None
         # DLLINT_NO_PREFILTER=1 (or check --no-prefilter): parse every file (equivalence tests)
@@ -246,7 +250,7 @@ class Engine:
             and all(p in entries or p in notebook_hashes for p in paths)
         ):
             result_key = cache.result_key([
-                repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit),
+                repr(self.settings), self.prefilter, self.edits, sorted(target_set), sorted(enabled), sorted(explicit),
                 b"".join(p.encode() + b"\0" + (entries[p][2] if p in entries else b"ipynb" + notebook_hashes[p]) for p in paths),
             ])
         cutoff_key = cutoff_hashes = None
@@ -254,7 +258,7 @@ class Engine:
             # (whether the project names workers is an input of the findings, not of any file's
             # facts: an edit changing it finds no record)
             cutoff_key = cache.result_key([
-                repr(self.settings), self.prefilter, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
+                repr(self.settings), self.prefilter, self.edits, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
                 names_workers,
             ])
             cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
@@ -343,6 +347,7 @@ class Engine:
         finally:
             self.store.close()
         project = Project(self.settings, index, facts, data, target_set)
+        project.edits = self.edits
         if cache is not None:
             from dllint.cache import Derived
 

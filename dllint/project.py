@@ -36,6 +36,9 @@ class Project:
         self.replays: list[tuple[str, str, tuple, Any]] = []
         self._remembering = 0
         self.derived = None  # a dllint.cache.Derived: fixes remember their answers across runs
+        # whether fixes carry their edits (dllint.engine.Engine.edits); when not, a rule may give
+        # a Fix with no edits that only says one exists, when it knows that without building them
+        self.edits = True
 
     def payloads(self, code: str) -> Iterator[tuple[FileFacts, Any]]:
         for facts in self.files.values():

@@ -282,6 +282,9 @@ COMPACT_CASES = {
     "init_tail_shares_a_line": "class Ds:\n    def __init__(self):\n        self.items = []; self.n = 0\n    def f(self): pass\n",
     "init_one_line": "import os\nclass Ds:\n    def __init__(self): self.items = []\n    def f(self): pass\n",
     "init_crlf_tabs": "import os\r\nclass Ds:\r\n\tdef __init__(self):\r\n\t\tself.items = []\r\n\r\n\tdef f(self):\r\n\t\treturn 1\r\n",
+    "init_one_line_after_a_long_signature": "class Ds:\n    def __init__(\n        self, root,\n    ): self.items = []\n",
+    "init_one_line_after_unicode": "class Ds:\n    def __init__(self, é='ü'): self.items = []\n",
+    "init_body_after_unicode_line": "class Ds:\n    def __init__(self, é='ü'):\n        self.ï = 1; self.items = []\n",
 }
 
 
@@ -295,6 +298,18 @@ def test_compact_fix_by_slices_equals_the_whole_module_transform(name):
     for path in paths:
         for attr in ("items", "other"):
             assert convert_in_init(text, [*path, "__init__"], attr, memo) == convert_whole(text, path, attr), (name, path, attr)
+
+
+@pytest.mark.parametrize("name", sorted(COMPACT_CASES))
+def test_compact_fix_availability_is_known_without_the_edits(name):
+    """What the `[*]` mark of an edit-less run says (``can_convert_in_init``, from ``ast``) is
+    whether the conversion gives a new text."""
+    from dllint.fixes.compact import can_convert_in_init, convert_in_init
+
+    text = COMPACT_CASES[name]
+    for path in (["Ds"], ["Outer", "Ds"], ["Missing"], ["Ds", "<locals>", "X"]):
+        qualparts = [*path, "__init__"]
+        assert can_convert_in_init(text, qualparts, {}) == (convert_in_init(text, qualparts, "items", {}) is not None), (name, path)
 
 
 def test_compact_fix_parses_only_the_constructor_of_a_long_class():

@@ -229,3 +229,32 @@ def test_notebook_findings_name_the_cell(tmp_path):
     assert "1 | x = 1\n2 | y = 2  # noqa: DL302\n  |        ^^^^^^^^^^^^^ DL001\n" in full
     assert "import torch" not in full.split("Safe fix:")[0]  # context stays inside the cell
     assert "    |- y = 2  # noqa: DL302\n    |+ y = 2\n" in full  # no row numbers across cells
+
+
+# ---------------------------------------------------------------------------- fixable marks
+
+
+def test_text_marks_the_findings_whose_fixes_the_json_output_carries(tmp_path):
+    """A text run builds no fix edits (``Engine.edits``: DL101 decides from ``ast`` whether its
+    conversion applies); its `[*]` marks are the findings the json output gives edits for, with
+    the cache (stored results keyed by the mode) as without it."""
+    import os
+
+    root = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "dl101")
+    code, out, _ = run("--no-cache", "--exit-zero", "--unsafe-fixes", "--select", "DL101", "-q", root)
+    out_text = out
+    marked = {(os.path.basename(p), int(r)) for p, r in re.findall(r"^(\S+?):(\d+):\d+: DL101 \[\*\]", out, re.M)}
+    unmarked = {(os.path.basename(p), int(r)) for p, r in re.findall(r"^(\S+?):(\d+):\d+: DL101 (?!\[\*\])", out, re.M)}
+    lines = len(re.findall(r"^\S+?:\d+:\d+: DL101 ", out, re.M))
+    code, out, _ = run("--no-cache", "--exit-zero", "--unsafe-fixes", "--select", "DL101", "--output-format", "json", root)
+    items = json.loads(out)
+    with_edits = {(os.path.basename(d["filename"]), d["location"]["row"]) for d in items if d["fix"] and d["fix"]["edits"]}
+    assert marked and unmarked  # both kinds occur in the fixtures
+    assert marked == with_edits
+    assert len(items) == lines
+    # a text run's stored results (fixes without edits) do not serve a json run
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    code, warm_text, _ = run(*cache, "--exit-zero", "--unsafe-fixes", "--select", "DL101", "-q", root)
+    code, warm_json, _ = run(*cache, "--exit-zero", "--unsafe-fixes", "--select", "DL101", "--output-format", "json", root)
+    assert warm_text == out_text
+    assert json.loads(warm_json) == items

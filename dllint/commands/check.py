@@ -52,6 +52,10 @@ def load_configuration(paths: list[str], config: str | None, overrides: Override
     return overrides.apply(settings, codes), root
 
 
+# output formats that never show a fix's edits (text marks a fixable finding with `[*]`)
+EDITLESS_FORMATS = frozenset({"text", "concise", "github"})
+
+
 def enabled_codes(settings: Settings) -> set[str]:
     rules = all_rules()
     return settings.enabled([r.code for r in rules], {r.code for r in rules if r.default})
@@ -185,6 +189,9 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
     if no_prefilter:
         engine.prefilter = False
     engine.reuse_results = not (fix or diff or add_noqa)  # fixing needs the facts and the sources
+    # the formats that print a fix's edits (and fixing itself) need them; the others show only
+    # whether a fix exists
+    engine.edits = fix or diff or add_noqa or output_format not in EDITLESS_FORMATS
     if stdin_data is not None:
         targets = paths
         base_overlay = {paths[0]: stdin_data}

@@ -36,14 +36,28 @@ def convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | Non
     return _convert_in_init(text, qualparts, attr, memo)
 
 
+def can_convert_in_init(text: str, qualparts: list[str], memo: dict | None = None) -> bool:
+    """Whether ``convert_in_init`` gives the module a conversion, decided from ``ast`` alone (no
+    libcst tree is built): the constructor is found, holds no ``return`` or ``yield``, and its
+    body starts on a line of its own. (A file that ``ast`` reads and libcst cannot is the one case
+    where the conversion still fails; ``tests/test_fix_cst.py`` compares both on every fixture.)"""
+    if len(qualparts) < 2 or qualparts[-1] != "__init__" or "<locals>" in qualparts:
+        return False
+    return _slices(text, memo).can_convert(qualparts[:-1])
+
+
 def _convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | None) -> str | None:
+    return _slices(text, memo).convert(qualparts[:-1], attr)
+
+
+def _slices(text: str, memo: dict | None) -> CompactSlices:
     key = ("compact-slices", text)
     slices = memo.get(key) if memo is not None else None
     if slices is None:
         slices = CompactSlices(text)
         if memo is not None:
             memo[key] = slices
-    return slices.convert(qualparts[:-1], attr)
+    return slices
 
 
 class CompactSlices:
@@ -87,6 +101,22 @@ class CompactSlices:
         return self._parsed[(first, last)]
 
     # ------------------------------------------------------------------ the transform
+
+    def can_convert(self, class_path: list[str]) -> bool:
+        """``convert``'s answer (some text or None) from the ``ast`` of the constructor."""
+        if self.body is None:
+            return CstSource(self.text).module is not None and convert_whole(self.text, class_path, "x") is not None
+        held = _holder(self.body, class_path)
+        if held is None or _returns_or_yields(held[1]):
+            return False
+        init = held[1]
+        first = init.body[0]
+        if first.lineno > len(self.starts):
+            return False
+        lo, hi = self._offsets(first.lineno, first.lineno)
+        # `def __init__(self): self.x = ...`: the body shares the header's line, no line to add
+        # (ast's columns count UTF-8 bytes)
+        return self.text[lo:hi].encode()[: first.col_offset].strip() == b""
 
     def convert(self, class_path: list[str], attr: str) -> str | None:
         if self.body is None or len(self.starts) == 0:

@@ -16,7 +16,7 @@ import re
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.edits import line_edits
-from dllint.fixes.compact import convert_in_init
+from dllint.fixes.compact import can_convert_in_init, convert_in_init
 from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.project import replayable
 from dllint.program.refs import FuncRef
@@ -71,6 +71,17 @@ def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
     text = project.source(path)
     new = convert_in_init(text, list(qualparts), attr, project.__dict__.setdefault("_dl101_fix_slices", {}))
     return line_edits(text, new) if new is not None else ()
+
+
+@replayable("dl101.can_convert")
+def _can_convert(project, path: str, qualparts: tuple) -> bool:
+    """Whether ``_compact_edits`` gives edits for that constructor (any attribute), decided
+    without building them."""
+    return can_convert_in_init(project.source(path), list(qualparts), project.__dict__.setdefault("_dl101_fix_slices", {}))
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, bool)
 
 
 class CopyOnReadContainer(Rule):
@@ -375,10 +386,15 @@ class CopyOnReadContainer(Rule):
         applicability, reason, init = plan
         qualparts = tuple(init.fn.qualname.split(".")[len(init.file.module.split(".")):])
         try:
-            edits = project.remember("dl101.convert_in_init", init.file.path, (qualparts, attr), are_edits)
+            if project.edits:
+                edits = project.remember("dl101.convert_in_init", init.file.path, (qualparts, attr), are_edits)
+            else:  # only whether a fix exists (the `[*]` mark): no libcst tree is built
+                edits = () if not project.remember("dl101.can_convert", init.file.path, (qualparts,), _is_bool) else None
         except (OSError, ValueError):  # the file's text cannot be read
             return None
-        if not edits:
+        if edits is None:  # the edits are not asked for (see Project.edits)
+            edits = ()
+        elif not edits:
             return None
         message = f"Store `self.{attr}` packed (`{COMPACT_NAME}`, added to the module)"
         if applicability == "unsafe":
