@@ -328,18 +328,19 @@ class Engine:
                 wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             facts = compute(wanted)
             seen_names: dict = {}
+            carry: dict = {}  # what each planning model hands on to the next (ProgramModel)
             converged = False
             for _ in range(MAX_ROUNDS):
-                index = ProgramModel(facts, self.settings, layout)
+                index = ProgramModel(facts, self.settings, layout, carry)
                 index.project_names_workers = names_workers
                 new = self._parseable(self._demands(index, data, facts, seen_names, entries, read_errors, focus), explicit, data, entries, read_errors)
                 if not new:
                     converged = True
                     break
                 facts.update(compute(new))
-                self._chase(index.chains, facts, layout, data, entries, read_errors, explicit, compute)
+                self._chase(index.chains, facts, layout, data, entries, read_errors, explicit, compute, carry)
             else:
-                index = ProgramModel(facts, self.settings, layout)
+                index = ProgramModel(facts, self.settings, layout, carry)
                 index.project_names_workers = names_workers
             index.settled = True  # no more planning: what rules ask may be memoized
             if plan_key is not None:
@@ -566,7 +567,7 @@ class Engine:
         cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at, replays))
         return result, analysed, analysed_at, read_at, replays
 
-    def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute) -> None:
+    def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute, carry=None) -> None:
         """Follow the chains a round's questions were on when they met unparsed files (base
         classes, re-exports, values and worker code reaching into another file's function:
         ``ProgramModel.chase``), on cheap models of the files parsed so far: one file per link,
@@ -574,7 +575,7 @@ class Engine:
         for _ in range(MAX_ROUNDS):
             if not chains:
                 return
-            model = ProgramModel(facts, self.settings, layout)
+            model = ProgramModel(facts, self.settings, layout, carry)
             new = self._parseable({p for p in model.chase(chains) if p not in facts}, explicit, data, entries, read_errors)
             chains = model.chains  # the questions that met the files parsed next: the rest ended
             if not new:

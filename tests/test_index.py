@@ -802,3 +802,34 @@ def test_a_loader_helpers_worker_count_is_what_the_calls_passing_a_class_pass():
     verdicts = {name: [ld.workers for ld in model.deciding_loaders(ref)] for name, ref in classes.items()}
     assert verdicts == {"Train": ["maybe"], "Eval": ["no"], "Probe": ["no"]}
     assert sorted(ld.workers for ld in model.loaders) == ["maybe", "no"]  # the calls themselves: all their callers
+
+
+def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
+    # planning builds a model per round on more files; each file's calls, resolved by an
+    # earlier model, are kept only while none of the files they met unparsed is parsed since
+    # (``a.py`` calls ``b.Ds``: first unparsed, then parsed) and no module name changed
+    a = extract("/p/a.py", "a", "/p", False, b"from b import Ds, make\ndef run(p):\n    return make(Ds(p))\n")
+    b = extract("/p/b.py", "b", "/p", False, b"class Ds:\n    def __init__(self, p):\n        self.p = p\ndef make(ds):\n    return ds\n")
+    c = extract("/p/c.py", "c", "/p", False, b"from b import make\nmake(None)\n")
+    layout = Layout.from_facts({f.path: f for f in (a, b, c)})
+    carry: dict = {}
+    first = ProgramModel({a.path: a, c.path: c}, Settings(), layout, carry)
+    first.call_sites(first.resolve("a.run", "/p"))
+    assert sorted(carry["call_index"][1]) == ["/p/a.py", "/p/c.py"]
+    assert "/p/b.py" in carry["call_index"][1]["/p/a.py"][2]  # what it met unparsed
+    kept = carry["call_index"][1]["/p/c.py"][1]
+    second = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout, carry)
+    fresh = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout)
+
+    def sites(model, name):
+        return sorted((env.key, row) for env, _, _, row, _ in model.call_sites(model.resolve(name, "/p")))
+
+    for name in ("b.Ds.__init__", "b.make"):
+        assert sites(second, name) == sites(fresh, name)
+    assert [e[0] for e in sites(second, "b.make")] == [("/p/a.py", "a.run", None, None), ("/p/c.py", None, None, None)]
+    assert carry["call_index"][1]["/p/c.py"][1] is not kept  # it met b.py unparsed: resolved again
+    layout.rename("/p/c.py", ModuleName("pkg.c", "/", False))  # a module name changed: nothing is kept
+    third = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout, carry)
+    before = carry["call_index"]
+    third.call_sites(third.resolve("b.make", "/p"))
+    assert carry["call_index"] is not before

@@ -128,6 +128,10 @@ class Layout:
         self._by_module: dict[str, list[str]] | None = None
         self._find_memo: dict[tuple[str, str], object] = {}
         self._dirs: set[str] | None = None
+        # changes when a module name or a file is added or renamed: what was found by name
+        # before may be found differently now (the call index keeps its per-file entries only
+        # while this stays: dllint/program/values.py ``_build_call_index``)
+        self.version = 0
         if not self.src:
             self.src = (self.root, os.path.join(self.root, "src"))
 
@@ -154,12 +158,14 @@ class Layout:
         relative imports above the packages its path shows)."""
         if self.name(path) != name:
             self._names[path] = name
+            self.version += 1
             self._by_module = None
             self._find_memo.clear()
 
     def add(self, path: str) -> None:
         if path not in self.files:
             self.files.add(path)
+            self.version += 1
             self._by_module = None
             self._dirs = None
             self._find_memo.clear()

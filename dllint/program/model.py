@@ -35,10 +35,14 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
     Rules ask it; they never re-derive what it answers. ``files`` are the analysed files' facts,
     ``layout`` the project's files and import roots (dllint/program/layout.py)."""
 
-    def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None):
+    def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None, carry: dict | None = None):
         # path order: deterministic answers; a package module that runs as a script also imports
         # from its own folder (layout.ScriptRoot)
         self.files = {path: _with_import_root(files[path]) for path in sorted(files)}
+        self._given = files
+        # what the models of one run's planning hand on to the next (same layout, more files):
+        # answers about a file's own code that no file parsed since can change (``carried``)
+        self._carry = carry if carry is not None else {}
         self.settings = settings
         self.layout = layout if layout is not None else Layout.from_facts(self.files)
         self.dataset_bases = frozenset(settings.dataset_bases)

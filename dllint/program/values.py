@@ -848,19 +848,44 @@ class Values:
 
     def _build_call_index(self) -> dict:
         index: dict = {}
-        for facts in self.files.values():
-            flows = [(None, facts.flow)] + [(fn, fn.flow) for fn in facts.functions.values()]
-            for fn, flow in flows:
-                if flow is None:
-                    continue
-                fnref = self._funcref(facts, fn) if fn is not None else None
-                self_cls = self.class_of(fnref) if fnref is not None else None
-                env = Env(facts, fnref, self_cls)
-                with self.quietly():  # (once per function: entering it per call cost more than the rest)
-                    for kind, target, args, kwargs, row in flow.calls:
-                        for callee, skip_self in self._callees(kind, target, facts, fnref, self_cls):
-                            index.setdefault(callee.key, []).append((env, args, kwargs, row, skip_self))
+        # a file's calls as an earlier model of this run resolved them, while none of the files
+        # its resolutions met unparsed has been parsed since and no module name has changed:
+        # files are only added during planning, and an answer that met no unparsed file reads
+        # only parsed files, whose facts stay (path -> (facts, entries, files met))
+        kept = self._carry.get("call_index")
+        if kept is None or kept[0] != self.layout.version:
+            kept = self._carry["call_index"] = (self.layout.version, {})
+        store = kept[1]
+        for path, facts in self.files.items():
+            given = self._given.get(path)
+            found = store.get(path)
+            if found is not None and found[0] is given and given is not None and not any(p in self.files for p in found[2]):
+                entries = found[1]
+                with self.quietly():  # what building them met, for the computation asking now
+                    self._missed(found[2])
+            else:
+                with self._tracking() as met:
+                    entries = self._file_calls(facts)
+                store[path] = (given, entries, frozenset(met))
+            for key, entry in entries:
+                index.setdefault(key, []).append(entry)
         return index
+
+    def _file_calls(self, facts) -> list:
+        """[(callee key, (caller Env, args, kwargs, row, skip_self))] of one file's calls."""
+        out = []
+        flows = [(None, facts.flow)] + [(fn, fn.flow) for fn in facts.functions.values()]
+        for fn, flow in flows:
+            if flow is None:
+                continue
+            fnref = self._funcref(facts, fn) if fn is not None else None
+            self_cls = self.class_of(fnref) if fnref is not None else None
+            env = Env(facts, fnref, self_cls)
+            with self.quietly():  # (once per function: entering it per call cost more than the rest)
+                for kind, target, args, kwargs, row in flow.calls:
+                    for callee, skip_self in self._callees(kind, target, facts, fnref, self_cls):
+                        out.append((callee.key, (env, args, kwargs, row, skip_self)))
+        return out
 
     def _callees(self, kind, target, facts, fnref, self_cls):
         """The project functions a call may run (asked quietly: the call index's questions ask
