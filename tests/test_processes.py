@@ -105,3 +105,39 @@ def test_ctrl_c_exits_130(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert b"Aborted!" not in err
+
+
+def test_a_folder_run_forks_its_workers_before_it_holds_the_files(tmp_path, monkeypatch):
+    """A forked worker's memory counts what its parent held when it forked: a run reading a
+    folder starts the pool after reading EARLY_POOL_READS files, not after all of them; a run on
+    named files (a pre-commit hook's) does not start it early; and the pool ends with the run."""
+    import builtins
+
+    import dllint.engine as engine_module
+    from dllint.config import Settings
+    from dllint.engine import EARLY_POOL_READS, Engine, FactStore
+
+    (tmp_path / ".git").mkdir()
+    for n in range(EARLY_POOL_READS + 30):
+        (tmp_path / f"m{n}.py").write_text("from torch.utils.data import Dataset\nX = 1\n")
+    reads = []
+    started = []
+    real_open = builtins.open
+
+    def counting_open(path, mode="r", *args, **kwargs):
+        if str(path).endswith(".py") and "b" in mode:
+            reads.append(path)
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "open", counting_open, raising=False)
+    real_start = FactStore.start
+    monkeypatch.setattr(FactStore, "start", lambda self: (started.append(len(reads)), real_start(self)))
+    targets = sorted(str(p) for p in tmp_path.glob("*.py"))
+    engine = Engine(Settings(), str(tmp_path), jobs=2)
+    engine.analyse(targets, {"DL101"})
+    assert started == [EARLY_POOL_READS]
+    assert engine.store._pool is None  # closed with the run
+    reads.clear()
+    started.clear()
+    engine.analyse(targets[:1], {"DL101"}, explicit=set(targets[:1]))
+    assert started == [] and len(reads) > EARLY_POOL_READS
