@@ -832,20 +832,7 @@ class FileContext:
         ``dataset = A(); dataset = B(); DataLoader(dataset)`` gives B (notebook cells re-binding
         a name, too). Assignments in branches around ``use``, and those whose statement is
         unknown, are kept."""
-        blocks = {}  # id(body list) -> index of the statement on the path to ``use``
-        loops = set()  # the loops around ``use`` in its scope: a later assignment inside one reaches it
-        node = use
-        parent = self.parent(node)
-        while parent is not None:
-            if isinstance(node, ast.stmt):
-                for body in _bodies(parent):
-                    if node in body:
-                        blocks[id(body)] = body.index(node)
-            if isinstance(parent, SCOPE_TYPES + (ast.Module,)):
-                break
-            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
-                loops.add(id(parent))
-            node, parent = parent, self.parent(parent)
+        blocks, loops = self._path_to(use)
         here = self._statement_of(use)
         where = (here.lineno, here.col_offset) if here is not None else (0, 0)
 
@@ -875,10 +862,50 @@ class FileContext:
             return [v for v, _stmt in pairs]
         return [v for v, stmt in pairs if stmt is None or (stmt.lineno, stmt.col_offset) >= (killer.lineno, killer.col_offset)]
 
+    def _path_to(self, use: ast.AST) -> tuple[dict, set]:
+        """(id(body list) -> index of the statement on the path to ``use``, the loops around
+        ``use`` in its scope), computed once per statement (or scope) holding the use: the
+        expressions between them hold no statement list and no loop."""
+        start = use
+        while start is not None and not isinstance(start, ast.stmt) and not isinstance(start, SCOPE_TYPES):
+            start = self.parent(start)
+        if isinstance(start, SCOPE_TYPES) and start is not use:
+            return {}, set()  # in a lambda, a default or a decorator: no block of its scope holds it
+        memo = self.__dict__.setdefault("_path_memo", {})
+        found = memo.get(id(start)) if start is not None else None
+        if found is not None:
+            return found
+        blocks: dict = {}
+        loops: set = set()
+        node = start if start is not None else use
+        parent = self.parent(node)
+        while parent is not None:
+            if isinstance(node, ast.stmt):
+                for body in _bodies(parent):
+                    for i, item in enumerate(body):
+                        if item is node:
+                            blocks[id(body)] = i
+                            break
+            if isinstance(parent, SCOPE_TYPES + (ast.Module,)):
+                break
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+                loops.add(id(parent))
+            node, parent = parent, self.parent(parent)
+        if start is not None:
+            memo[id(start)] = (blocks, loops)
+        return blocks, loops
+
     def _arms(self, stmt) -> dict[str, bool]:
         """The branches of ``if`` statements a statement is in, in its scope: the test (a plain
         flag: names, attributes, constants, comparisons of those) -> True in its body, False in
-        its ``else``."""
+        its ``else`` (computed once per statement)."""
+        memo = self.__dict__.setdefault("_arms_memo", {})
+        found = memo.get(id(stmt))
+        if found is None:
+            found = memo[id(stmt)] = self._arms_of(stmt)
+        return found
+
+    def _arms_of(self, stmt) -> dict[str, bool]:
         out: dict[str, bool] = {}
         node = stmt
         parent = self.parent(node) if node is not None else None
