@@ -169,6 +169,7 @@ CASES = {
 NOT_RUNNABLE = {
     "dl101/positive_coco_api": "needs pycocotools and a COCO annotation file",
     "dl101/positive_value_shapes": "needs pandas and mmengine (its fixes are unsafe)",
+    "dl101/frame_columns": "needs pandas (its fixes are unsafe)",
     "dl101/positive_generator_tracks": "needs soundfile, tqdm and audio files (its fix is unsafe)",
     "dl101/positive_one_per_element": "needs nibabel and NIfTI volumes (its fixes are unsafe)",
     "dl101/length_not_carried": "needs nibabel and NIfTI volumes (its fixes are unsafe)",

@@ -356,6 +356,16 @@ OPAQUE_STORES = frozenset(
     }
 )
 # methods of a Hugging Face ``datasets.Dataset`` that return another table of (some of) its rows
+# a DataFrame's own attributes and methods read as attributes (``df.index``, ``df.shape``): not columns
+FRAME_ATTRS = frozenset(
+    {
+        "index", "columns", "values", "shape", "size", "ndim", "dtypes", "empty", "axes", "attrs", "flags", "T",
+        "loc", "iloc", "at", "iat", "style", "plot", "sparse", "array", "dtype", "name", "str", "dt", "cat",
+        "groupby", "apply", "map", "head", "tail", "copy", "to_numpy", "to_dict", "to_list", "tolist", "items",
+        "iterrows", "itertuples", "keys", "sum", "mean", "min", "max", "count", "nunique", "unique",
+    }
+)
+FRAME_OR_UNKNOWN = frozenset({"dataframe", "unknown"})
 HF_TABLE_STAGES = frozenset(
     {"remove_columns", "rename_column", "rename_columns", "select_columns", "filter", "select", "shuffle", "sort", "map", "cast", "flatten"}
 )
@@ -1215,6 +1225,9 @@ class Values:
             return val("dict", "list", size=DATA, why=base.why)
         if base.has("dataframe") and attr in ("values", "to_numpy"):
             return val("ndarray-obj", size=base.size, why=base.why, detail=FRAME_ARRAY)
+        if base.has("dataframe") and base.kinds <= FRAME_OR_UNKNOWN and not attr.startswith("_") and attr not in FRAME_ATTRS:
+            # ``df.image_uid``: pandas' attribute access to a column, as ``df["image_uid"]``
+            return val("series", size=base.size, why=base.why)
         if base.has("walk"):
             return UNKNOWN
         return UNKNOWN
