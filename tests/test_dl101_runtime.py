@@ -44,6 +44,13 @@ CASES = {
         ),
     ],
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
+    # (librosa, imutils, mmengine, tensorflow, torchvision: tests/runtime_stubs/ when not installed)
+    "dl101/library_listings": [
+        ("fixed", "library_listings", "Clips(root, exts=['txt'])", "files"),
+        ("fixed", "library_listings", "Clips(root, exts=['txt'])", "images"),
+        ("fixed", "library_listings", "Folder(root, root + '/list.lst', root + '/list.lst', extensions=('.txt',))", "samples"),
+        ("fixed", "library_listings", "Folder(root, root + '/list.lst', root + '/list.lst', extensions=('.txt',))", "ids"),
+    ],
     "dl101/walked_from_table": [("unsafe-fixed", "walked_from_table", "CodeSearchEval(root + '/q.json', root + '/c.json', root + '/k.json')", "code")],
     "dl101/walked_by_iter": [("unsafe-fixed", "walked_by_iter", "Items(sorted(__import__('glob').glob(root + '/*.txt')))", "data")],
     "projects/dl101_alternate_constructor": [

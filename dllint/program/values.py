@@ -246,6 +246,25 @@ LISTINGS = {
     "mmengine.scandir": ("generator", "str", "a directory listing (`mmengine.scandir`)"),
     "mmengine.utils.scandir": ("generator", "str", "a directory listing (`mmengine.scandir`)"),
     "mmcv.scandir": ("generator", "str", "a directory listing (`mmcv.scandir`)"),
+    # other libraries' listings: audio files under a folder, images under a folder, a bucket's files
+    "librosa.util.find_files": ("list", "str", "a directory listing (`librosa.util.find_files`)"),
+    "librosa.util.files.find_files": ("list", "str", "a directory listing (`librosa.util.find_files`)"),
+    "imutils.paths.list_images": ("generator", "str", "a directory listing (`imutils.paths.list_images`)"),
+    "imutils.paths.list_files": ("generator", "str", "a directory listing (`imutils.paths.list_files`)"),
+    "torchvision.datasets.utils.list_files": ("list", "str", "a directory listing (`torchvision list_files`)"),
+    "tensorflow.io.gfile.glob": ("list", "str", "a directory listing (`tf.io.gfile.glob`)"),
+    "tensorflow.io.gfile.listdir": ("list", "str", "a directory listing (`tf.io.gfile.listdir`)"),
+    "tensorflow.gfile.Glob": ("list", "str", "a directory listing (`tf.gfile.Glob`)"),
+    # the lines of a text file, one str each (OpenMMLab's split and annotation lists)
+    "mmcv.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
+    "mmcv.fileio.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
+    "mmengine.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
+    "mmengine.fileio.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
+}
+# torchvision's folder walk: one (path, class index) pair per file under the class folders
+SAMPLE_WALKS = {
+    "torchvision.datasets.folder.make_dataset": "a directory walk (`torchvision make_dataset`)",
+    "torchvision.datasets.DatasetFolder.make_dataset": "a directory walk (`torchvision make_dataset`)",
 }
 PATH_LISTING_METHODS = {"glob": "`Path.glob`", "rglob": "`Path.rglob`", "iterdir": "`Path.iterdir`"}
 OPENERS = frozenset(
@@ -1611,7 +1630,7 @@ class Values:
     def _external_call(self, qual: str, args, kwargs, env, depth, where) -> Val:
         if qual in LISTINGS:
             kind, elem, text = LISTINGS[qual]
-            shards = _shard_pattern(args[0] if args else None) if qual in ("glob.glob", "glob.iglob") else None
+            shards = _shard_pattern(args[0] if args else None) if "glob" in qual.rsplit(".", 1)[-1].lower() else None
             if shards:
                 return Val(frozenset({kind}), elem=val("str", size=BOUNDED), size=BOUNDED, why=((f"shard files (`{shards}`)", *where),), detail=qual)
             e = val("walk", size=BOUNDED) if elem == "walk" else val(elem, size=BOUNDED)
@@ -1619,6 +1638,9 @@ class Values:
                 files = container("list", val("str", size=BOUNDED), DATA)
                 e = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), files, files), size=BOUNDED)
             return Val(frozenset({kind}), elem=e, size=DATA, why=((text, *where),), detail=qual)
+        if qual in SAMPLE_WALKS:
+            pair = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), val("int", size=BOUNDED)), size=BOUNDED)
+            return container("list", pair, DATA, ((SAMPLE_WALKS[qual], *where),), detail=qual)
         if qual in OPENERS or qual.endswith(".open") and qual.rsplit(".", 2)[-2] in ("PathManager", "g_pathmgr", "fs", "gfile", "io", "pathmgr", "path_manager", "fileio", "bf"):
             mode = self._arg(args, kwargs, 1, "mode", env, depth)
             binary = mode is not None and "b" in (mode.detail or "")
