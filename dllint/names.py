@@ -11,6 +11,7 @@ _ALIASES = {
     "torch.utils.data.dataset.ConcatDataset": "torch.utils.data.ConcatDataset",
     "torch.utils.data.dataset.ChainDataset": "torch.utils.data.ChainDataset",
     "torch.utils.data.dataset.Subset": "torch.utils.data.Subset",
+    "torch.utils.data.dataset.random_split": "torch.utils.data.random_split",
     "torch.utils.data.dataset.StackDataset": "torch.utils.data.StackDataset",
     "torch.utils.data.Dataset.__init__": "torch.utils.data.Dataset.__init__",
     "torch.utils.data._utils.worker.get_worker_info": "torch.utils.data.get_worker_info",
@@ -68,6 +69,9 @@ DATASET_WRAPPERS = {
     "torch.utils.data.ConcatDataset": "many",
     "torch.utils.data.ChainDataset": "many",
 }
+# torch functions returning a list of Subsets of the dataset they are given (its first argument):
+# ``train_ds, val_ds = random_split(ds, [0.9, 0.1])``: each part serves that dataset's samples
+DATASET_SPLITTERS = frozenset({"torch.utils.data.random_split"})
 ITERABLE_DATASET = "torch.utils.data.IterableDataset"
 # ``@click.option(...)``: a command-line option (its default is what a script runs with)
 CLICK_OPTIONS = frozenset({"click.option", "click.decorators.option"})

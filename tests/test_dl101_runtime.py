@@ -44,6 +44,7 @@ CASES = {
         ),
     ],
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
+    "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
     # (librosa, imutils, mmengine, tensorflow, torchvision: tests/runtime_stubs/ when not installed)
     "dl101/library_listings": [
         ("fixed", "library_listings", "Clips(root, exts=['txt'])", "files"),

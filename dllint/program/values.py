@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dllint.names import DATALOADER_CLASSES, DATASET_WRAPPERS, canonical, is_openmmlab_dataset, is_torchvision_folder
+from dllint.names import DATALOADER_CLASSES, DATASET_SPLITTERS, DATASET_WRAPPERS, canonical, is_openmmlab_dataset, is_torchvision_folder
 from dllint.program.refs import ClassRef, FuncRef
 
 CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
@@ -537,6 +537,9 @@ class Values:
         elif tag == "self" and env.self_cls is not None:
             # ``DataLoader(dataset=self, ...)`` in a method: the class's own instances
             out.setdefault(env.self_cls.key, env.self_cls)
+        elif tag == "i" and _split_dataset(ir[1]) is not None:
+            # ``train_ds, val_ds = random_split(ds, lengths)``: each part is a Subset of ``ds``
+            self._classes_into(_split_dataset(ir[1]), env, depth + 1, out, seen)
         elif tag == "i":
             # ``a, b = self.data.splits()``: the item of the tuple at its place; ``datasets["train"]``
             # of a dict filled by ``datasets[split] = Lines(...)``: what it holds
@@ -2240,6 +2243,19 @@ def _stored_item(how: str, value, env) -> list:
     if how in ("append", "add", "appendleft", "insert"):
         return [(value, env)]
     return []
+
+
+def _split_dataset(ir):
+    """The dataset a torch splitter call divides (``random_split(ds, lengths)``: its first
+    argument), or None (``names.DATASET_SPLITTERS``)."""
+    if not (isinstance(ir, tuple) and ir and ir[0] == "c"):
+        return None
+    func = ir[1]
+    if not (isinstance(func, tuple) and func and func[0] == "g" and canonical(func[1]) in DATASET_SPLITTERS):
+        return None
+    args, kwargs = ir[2], ir[3]
+    first = args[0] if args else next((v for k, v in kwargs if k == "dataset"), None)
+    return first if isinstance(first, tuple) and first and first[0] != "*" else None
 
 
 def _wrapped_datasets(ir) -> list | None:
