@@ -45,6 +45,14 @@ CASES = {
     ],
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
+    "dl101/deleted_in_init": [
+        (
+            "unsafe-fixed",
+            "deleted_in_init",
+            "(lambda r, os=__import__('os'), json=__import__('json'): os.makedirs(f'{r}/../frames', exist_ok=True) or [open(f'{r}/../frames/f{i}.json', 'w').write(json.dumps({'speed': i, 'angle': i % 3})) for i in range(5)] and Frames(f'{r}/../frames'))(root)",
+            "files",
+        ),
+    ],
     # (librosa, imutils, mmengine, tensorflow, torchvision: tests/runtime_stubs/ when not installed)
     "dl101/library_listings": [
         ("fixed", "library_listings", "Clips(root, exts=['txt'])", "files"),

@@ -76,6 +76,19 @@ class Workers:
                     frontier.append((target, depth + 1, cls))
         return out
 
+    def constructor_deletes(self, cls: ClassRef) -> frozenset[str]:
+        """The attributes ``del self.x`` removes while an instance is built: in its ``__init__``
+        or a function that runs (statistics gathered per sample, then dropped before the
+        workers start)."""
+        init = self.find_method(cls, "__init__")
+        if init is None:
+            return frozenset()
+        out: set[str] = set()
+        for fn, _ in self.reachable([init], cls).values():
+            if fn.fn.flow is not None:
+                out.update(fn.fn.flow.deletes)
+        return frozenset(out)
+
     def _callees_of(self, fn: FuncRef, self_cls: ClassRef | None):
         for call in fn.fn.calls:
             yield from self._call_targets(fn, call.kind, call.target, self_cls)

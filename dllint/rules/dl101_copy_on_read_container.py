@@ -176,7 +176,8 @@ class CopyOnReadContainer(Rule):
             manager's process), a PyG `InMemoryDataset`'s collated `data` / `slices`, what an
             overridden base method would store (when the override does not call `super()`),
             caches the constructor leaves empty (each worker fills its
-            own), an object whose only source is unseen and whose kind is not known (it may be an
+            own), attributes the constructor (or a helper it calls) removes with `del` (statistics
+            gathered per sample, then dropped), an object whose only source is unseen and whose kind is not known (it may be an
             array or a tensor), pandas DataFrames without a string column in sight, numpy
             arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
@@ -187,7 +188,7 @@ class CopyOnReadContainer(Rule):
             train, and the copies grow then. A test suite's loader without workers (in `tests/`,
             `test_*.py`) does not decide for a class defined outside the tests, nor does a package
             module's `__main__` self-test. A loader given a `Subset` or
-            `ConcatDataset` runs the datasets it wraps; a Dataset class handed to a function that
+            `ConcatDataset`, or a part of `random_split(ds, ...)`, runs the datasets it wraps; a Dataset class handed to a function that
             constructs it (`self.load_dataset(GraphDataset)`) reaches that function's loaders, and
             a class built by an alternative constructor (a classmethod returning `cls(...)`,
             `MusicDataset.from_meta(path)`, inherited or not) is the class it is called on. A
@@ -288,6 +289,7 @@ class CopyOnReadContainer(Rule):
             attrs = set()
             for fn in model.hierarchy_methods(ref):
                 attrs.update(fn.fn.flow.writes)
+            attrs -= model.constructor_deletes(ref)  # gone before any worker starts
             for attr in sorted(attrs):
                 accessor = model.find_method(ref, attr)
                 if accessor is not None and is_property(accessor.fn):
