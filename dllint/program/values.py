@@ -255,12 +255,11 @@ LISTINGS = {
     "tensorflow.io.gfile.glob": ("list", "str", "a directory listing (`tf.io.gfile.glob`)"),
     "tensorflow.io.gfile.listdir": ("list", "str", "a directory listing (`tf.io.gfile.listdir`)"),
     "tensorflow.gfile.Glob": ("list", "str", "a directory listing (`tf.gfile.Glob`)"),
-    # the lines of a text file, one str each (OpenMMLab's split and annotation lists)
-    "mmcv.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
-    "mmcv.fileio.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
-    "mmengine.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
-    "mmengine.fileio.list_from_file": ("list", "str", "the lines of a file (`list_from_file`)"),
 }
+# the lines of a text file, one str each, read by OpenMMLab's helper: a split list (one image id
+# per line) as often as a class-name file (its ``get_classes``): judged by how the Dataset uses it
+# (measured, indexed or walked per sample), as an unseen source is
+LINE_LISTS = frozenset({"mmcv.list_from_file", "mmcv.fileio.list_from_file", "mmengine.list_from_file", "mmengine.fileio.list_from_file"})
 # torchvision's folder walk: one (path, class index) pair per file under the class folders
 SAMPLE_WALKS = {
     "torchvision.datasets.folder.make_dataset": "a directory walk (`torchvision make_dataset`)",
@@ -1641,6 +1640,8 @@ class Values:
                 files = container("list", val("str", size=BOUNDED), DATA)
                 e = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), files, files), size=BOUNDED)
             return Val(frozenset({kind}), elem=e, size=DATA, why=((text, *where),), detail=qual)
+        if qual in LINE_LISTS:
+            return container("list", val("str", size=BOUNDED), UNKNOWN_SIZE, (("the lines of a file (`list_from_file`)", *where),), detail=qual)
         if qual in SAMPLE_WALKS:
             pair = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), val("int", size=BOUNDED)), size=BOUNDED)
             return container("list", pair, DATA, ((SAMPLE_WALKS[qual], *where),), detail=qual)

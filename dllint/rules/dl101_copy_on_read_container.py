@@ -101,8 +101,9 @@ class CopyOnReadContainer(Rule):
             - where the value comes from (the program model's value flow): a directory listing
               (`os.listdir`, `glob`, `os.walk`, `Path.rglob/iterdir`, librosa's `find_files`,
               imutils' `list_images`, `tf.io.gfile.glob`, torchvision's `make_dataset`), the
-              lines of a file (`readlines`, iterating a file, `read().splitlines()`, OpenMMLab's
-              `list_from_file`; `open` of a path manager such as iopath's), json / pickle / yaml /
+              lines of a file (`readlines`, iterating a file, `read().splitlines()`; `open` of a
+              path manager such as iopath's; OpenMMLab's `list_from_file`, which reads class-name
+              files as often as split lists, only with a per-sample use below), json / pickle / yaml /
               csv / parquet records (and a table's columns, `df["col"]` or `df.col`), the arrays of a
               loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API, the lines of a
               Kaldi index file (`kaldiio.load_scp`: wav.scp, feats.scp), the rows of a Hugging
