@@ -212,7 +212,8 @@ class Engine:
         # a run reading many files (a cold run of a folder) starts its worker processes early,
         # before it holds the files' bytes: each forked worker's memory counts what the parent
         # held when it forked (NeMo: 83 -> 33 MB a worker)
-        early = self.prefilter and not target_set <= explicit | set(overlay)
+        named = target_set <= explicit | set(overlay)  # only files named on the command line
+        early = self.prefilter and not named
         data: dict[str, bytes] = {}
         read_errors: dict[str, str] = {}
         cache = self.cache
@@ -249,7 +250,7 @@ class Engine:
         # document): the analysis starts from them, and planning brings in what they reach and the
         # files that use them by name (dllint/program/plan.py, ``focus``); the project's other
         # notebooks are not read
-        seeded = self.prefilter and bool(target_set) and target_set <= explicit | set(overlay)
+        seeded = self.prefilter and bool(target_set) and named
         # whether any project file's code names DataLoader workers (the model's
         # ``never_starts_workers``); a project naming none is analysed whole even from a named
         # file, so that a named file's findings are those of the whole run

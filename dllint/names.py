@@ -71,7 +71,7 @@ DATASET_WRAPPERS = {
 }
 # torch functions returning a list of Subsets of the dataset they are given (its first argument):
 # ``train_ds, val_ds = random_split(ds, [0.9, 0.1])``: each part serves that dataset's samples
-DATASET_SPLITTERS = frozenset({"torch.utils.data.random_split"})
+DATASET_SPLITTERS = {"torch.utils.data.random_split": "parts"}
 ITERABLE_DATASET = "torch.utils.data.IterableDataset"
 # ``@click.option(...)``: a command-line option (its default is what a script runs with)
 CLICK_OPTIONS = frozenset({"click.option", "click.decorators.option"})

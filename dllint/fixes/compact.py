@@ -31,7 +31,7 @@ def convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | Non
     or ``yield`` in it: the conversion would be skipped on that path) or is not found. ``memo``
     (one dict per run) keeps each file's slices between findings (the rule remembers its edits
     across runs: ``Project.remember``)."""
-    if len(qualparts) < 2 or qualparts[-1] != "__init__" or "<locals>" in qualparts:
+    if not _is_init_path(qualparts):
         return None
     return _convert_in_init(text, qualparts, attr, memo)
 
@@ -41,9 +41,12 @@ def can_convert_in_init(text: str, qualparts: list[str], memo: dict | None = Non
     libcst tree is built): the constructor is found, holds no ``return`` or ``yield``, and its
     body starts on a line of its own. (A file that ``ast`` reads and libcst cannot is the one case
     where the conversion still fails; ``tests/test_fix_cst.py`` compares both on every fixture.)"""
-    if len(qualparts) < 2 or qualparts[-1] != "__init__" or "<locals>" in qualparts:
-        return False
-    return _slices(text, memo).can_convert(qualparts[:-1])
+    return _is_init_path(qualparts) and _slices(text, memo).can_convert(qualparts[:-1])
+
+
+def _is_init_path(qualparts: list[str]) -> bool:
+    """A class's ``__init__`` (Class.__init__, Outer.Class.__init__), not one in a function."""
+    return len(qualparts) >= 2 and qualparts[-1] == "__init__" and "<locals>" not in qualparts
 
 
 def _convert_in_init(text: str, qualparts: list[str], attr: str, memo: dict | None) -> str | None:
@@ -105,7 +108,7 @@ class CompactSlices:
     def can_convert(self, class_path: list[str]) -> bool:
         """``convert``'s answer (some text or None) from the ``ast`` of the constructor."""
         if self.body is None:
-            return CstSource(self.text).module is not None and convert_whole(self.text, class_path, "x") is not None
+            return convert_whole(self.text, class_path, "x") is not None
         held = _holder(self.body, class_path)
         if held is None or _returns_or_yields(held[1]):
             return False

@@ -2251,32 +2251,39 @@ def _split_dataset(ir):
     argument), or None (``names.DATASET_SPLITTERS``)."""
     if not (isinstance(ir, tuple) and ir and ir[0] == "c"):
         return None
-    func = ir[1]
-    if not (isinstance(func, tuple) and func and func[0] == "g" and canonical(func[1]) in DATASET_SPLITTERS):
-        return None
-    args, kwargs = ir[2], ir[3]
-    first = args[0] if args else next((v for k, v in kwargs if k == "dataset"), None)
-    return first if isinstance(first, tuple) and first and first[0] != "*" else None
+    found = _torch_dataset_arg(ir, DATASET_SPLITTERS, ("dataset",))
+    return found[1] if found is not None else None
 
 
 def _wrapped_datasets(ir) -> list | None:
     """The datasets a torch wrapper call is built from (``Subset(ds, idx)``, ``ConcatDataset([a,
     b])``), None when the call is not one of those wrappers (``names.DATASET_WRAPPERS``)."""
-    func = ir[1]
-    if not (isinstance(func, tuple) and func and func[0] == "g"):
+    found = _torch_dataset_arg(ir, DATASET_WRAPPERS, ("dataset", "datasets"))
+    if found is None:
         return None
-    how = DATASET_WRAPPERS.get(canonical(func[1]))
-    if how is None:
-        return None
-    args, kwargs = ir[2], ir[3]
-    first = args[0] if args else next((v for k, v in kwargs if k in ("dataset", "datasets")), None)
-    if not isinstance(first, tuple) or not first or first[0] == "*":
+    how, first = found
+    if first is None:
         return []
     if how == "one":
         return [first]
     if first[0] == "C" and first[1] in ("list", "gen"):
         return [first[2]]  # ``ConcatDataset([Lines(f) for f in files])``: each is one of those
     return list(first[2]) if first[0] == "L" else []
+
+
+def _torch_dataset_arg(ir, names, keywords: tuple[str, ...]):
+    """(what ``names`` says of the torch function a call ``ir`` runs, its dataset argument: the
+    first positional one or a keyword of ``keywords``; None when it is unpacked or not given), or
+    None when the call runs none of ``names`` (canonical name -> how it holds the dataset)."""
+    func = ir[1]
+    if not (isinstance(func, tuple) and func and func[0] == "g"):
+        return None
+    how = names.get(canonical(func[1]))
+    if how is None:
+        return None
+    args, kwargs = ir[2], ir[3]
+    first = args[0] if args else next((v for k, v in kwargs if k in keywords), None)
+    return how, (first if isinstance(first, tuple) and first and first[0] != "*" else None)
 
 
 def _bind_arg(params: list, name: str, args, kwargs, kwonly: int = 0):

@@ -69,7 +69,7 @@ def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
     """The edits storing ``self.<attr>`` packed at the end of the constructor ``qualparts``
     (Class.__init__) of ``path``; () when it cannot take them (dllint/fixes/compact.py)."""
     text = project.source(path)
-    new = convert_in_init(text, list(qualparts), attr, project.__dict__.setdefault("_dl101_fix_slices", {}))
+    new = convert_in_init(text, list(qualparts), attr, _slices_memo(project))
     return line_edits(text, new) if new is not None else ()
 
 
@@ -77,7 +77,12 @@ def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
 def _can_convert(project, path: str, qualparts: tuple) -> bool:
     """Whether ``_compact_edits`` gives edits for that constructor (any attribute), decided
     without building them."""
-    return can_convert_in_init(project.source(path), list(qualparts), project.__dict__.setdefault("_dl101_fix_slices", {}))
+    return can_convert_in_init(project.source(path), list(qualparts), _slices_memo(project))
+
+
+def _slices_memo(project) -> dict:
+    """Each file's parsed slices, kept for the run between its findings (fixes/compact.py)."""
+    return project.__dict__.setdefault("_dl101_fix_slices", {})
 
 
 def _is_bool(value) -> bool:
@@ -394,12 +399,10 @@ class CopyOnReadContainer(Rule):
             if project.edits:
                 edits = project.remember("dl101.convert_in_init", init.file.path, (qualparts, attr), are_edits)
             else:  # only whether a fix exists (the `[*]` mark): no libcst tree is built
-                edits = () if not project.remember("dl101.can_convert", init.file.path, (qualparts,), _is_bool) else None
+                edits = () if project.remember("dl101.can_convert", init.file.path, (qualparts,), _is_bool) else None
         except (OSError, ValueError):  # the file's text cannot be read
             return None
-        if edits is None:  # the edits are not asked for (see Project.edits)
-            edits = ()
-        elif not edits:
+        if edits is None or (project.edits and not edits):
             return None
         message = f"Store `self.{attr}` packed (`{COMPACT_NAME}`, added to the module)"
         if applicability == "unsafe":
