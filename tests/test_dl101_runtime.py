@@ -45,6 +45,7 @@ CASES = {
     ],
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
+    "dl101/shadowed_base": [("fixed", "shadowed_base", "Dataset(root, exts=('txt',))", "paths")],
     "dl101/deleted_in_init": [
         (
             "unsafe-fixed",

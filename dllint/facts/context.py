@@ -245,6 +245,9 @@ class FileContext:
         self.module_scope = Scope("module", tree, None, module)
         self._cache: dict = {}
         self._qualnames: dict[ast.AST, str | None] = {}
+        # a class's bases naming the class itself (``class Dataset(Dataset)``): Python evaluates
+        # them before the class statement binds its name, so they mean the earlier binding
+        self._earlier: dict[ast.AST, Binding] = {}
         self._declared: set[str] = set()  # names some scope declares global / nonlocal
         self.global_writers: dict[str, set[str]] = {}  # module name -> functions declaring it global
         self._build()
@@ -349,6 +352,12 @@ class FileContext:
 
     def _visit_class(self, node, parent, scope) -> list:
         qual = f"{scope.qualname}.{node.name}" if scope.kind != "function" else f"{scope.qualname}.<locals>.{node.name}"
+        old = scope.bindings.get(node.name)
+        if old is not None and old.kind in ("import", "def", "class"):
+            for base in (*node.bases, *node.keywords):
+                for sub in ast.walk(base):
+                    if isinstance(sub, ast.Name) and sub.id == node.name:
+                        self._earlier[sub] = old
         self._bind(scope, node.name, Binding("class", qual))
         children = [(child, node, scope) for child in (*node.decorator_list, *node.bases, *node.keywords)]
         info = ClassInfo(node, qual, scope, local=self._in_function(scope))
@@ -703,7 +712,7 @@ class FileContext:
 
     def _qualname(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
-            binding = self.lookup(node.id, self.scope_of(node))
+            binding = self._earlier.get(node) or self.lookup(node.id, self.scope_of(node))
             if binding is None:
                 for star in self.star_imports:
                     if star.startswith("torch"):
@@ -789,7 +798,7 @@ class FileContext:
             return Value("call", text, span, ref=callee, const=const)
         if isinstance(node, ast.Name):
             scope = self.scope_of(node)
-            binding = self.lookup(node.id, scope)
+            binding = self._earlier.get(node) or self.lookup(node.id, scope)
             if binding is None:
                 q = self.qualname(node)
                 return Value("ref", text, span, ref=q) if q else Value("unknown", text, span)

@@ -125,7 +125,8 @@ class SampleUses:
         """attr -> [(source attr, function, row)]: the other attributes of the instance whose
         elements build it one entry (or more) each: an ``.append`` / ``.extend`` / ``+=`` in a
         loop over ``self.<source>``, an int-keyed item set in one, a list or int-keyed dict
-        comprehension over it. Not a container filled only under a membership test (``if x not in
+        comprehension over it, an ``.append`` to one of a dict's lists in such a loop (the
+        samples grouped by label: ``self.by_label[y].append(i)``). Not a container filled only under a membership test (``if x not in
         self.names: self.names.append(x)``: distinct values), nor a dict keyed by anything but a
         number (a count per category is bounded)."""
         memo = self.__dict__.setdefault("_walked_sources", {})
@@ -137,7 +138,9 @@ class SampleUses:
             for attr, writes in fn.fn.flow.writes.items():
                 for w in writes:
                     how, ir, loops = w[0], w[1], w[4]
-                    if how in ("append", "extend", "+="):
+                    grouped = how in ("setitem-append", "setitem-extend")
+                    if how in ("append", "extend", "+=") or grouped:
+                        # (``self.by_label[y].append(i)``: a few keys, their lists as long as the source)
                         walked = loops[:1]
                     elif how == "setitem" and loops and ir[0] == "kv" and self._int_key(ir[1], fn, ref):
                         walked = loops[:1]
@@ -148,7 +151,8 @@ class SampleUses:
                     else:
                         continue
                     source = _walked(walked[0], "s") if walked else None
-                    if source is not None and source != attr and not self._membership_tested(ref, attr):
+                    # (a membership test of a grouping dict asks for its keys, not its entries)
+                    if source is not None and source != attr and (grouped or not self._membership_tested(ref, attr)):
                         out.setdefault(attr, []).append((source, fn.fn.name, w[2]))
         memo[ref.key] = out
         return out

@@ -476,12 +476,18 @@ class CopyOnReadContainer(Rule):
             # (``for ex in self.codebase: self.code.append(ex.code)``): it grows too
             every = model.sample_uses(ref)
             for src, _fn, row in model.walked_sources(ref).get(attr, ()):
-                if self._judge(model, ref, src, every.get(src, ()), depth + 1) is not None:
+                # the walk of what worker code indexes per sample (or ``__len__`` measures) is
+                # one step per sample, whatever it holds (a wrapped Dataset, an array of labels)
+                samples = any(how in ("len", "index") for how, _f, _r in every.get(src, ()))
+                if samples or self._judge(model, ref, src, every.get(src, ()), depth + 1) is not None:
                     grows = True
                     follows = [f"one entry per element of `self.{src}`"]
                     raw_uses = [*raw_uses, ("follows", src, row)]
                     break
-        if grows and bounded_by_name(attr) and not any(how == "index" for how, _f, _r in uses):
+        # the samples grouped by class (``self.class_to_indices[y].append(i)`` per sample): the
+        # name tells the keys, the lists hold the data
+        grouped = bool(follows) and value.has("dict") and value.elem is not None and value.elem.has("list", "set")
+        if grows and bounded_by_name(attr) and not grouped and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
         if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
             grows = False  # one memmap / open file / table per shard file: a few dozen entries
