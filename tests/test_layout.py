@@ -133,6 +133,43 @@ def test_one_candidate_outside_the_search_roots_is_taken(tmp_path):
     assert "pkg/run.py:5:14: DL301" in out, out
 
 
+def test_a_module_of_a_folder_without_init_imports_from_the_scripts_folder_above_it(tmp_path):
+    """`python main.py` in exp/votenet/, whose `lib/trainer.py` (no `__init__.py`) imports
+    `datasets.scan.data`: Python finds it from the script's folder (sys.path[0]), above the
+    module's own folder; so does dllint, and the loader in lib/ sees the Dataset."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "exp/votenet/main.py": "from lib.trainer import train\n\nif __name__ == '__main__':\n    train()\n",
+            "exp/votenet/lib/trainer.py": """
+                from torch.utils.data import DataLoader
+
+
+                def train():
+                    from datasets.scan.data import Images
+
+                    loader = DataLoader(Images(), num_workers=2)
+                    for batch in loader:
+                        pass
+            """,
+            "exp/votenet/datasets/scan/data.py": CUDA_DATA,
+            # a package's subpackage named like a library is not what its tools import
+            "gl/__init__.py": "",
+            "gl/torch/__init__.py": "",
+            "gl/torch/utils/data.py": "",
+            "gl/nursery/tool.py": "from torch.utils.data import DataLoader\n",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    found = layout.find("datasets.scan.data", str(tmp_path / "exp/votenet/lib"))
+    assert found == str(tmp_path / "exp/votenet/datasets/scan/data.py")
+    assert layout.find("datasets.scan.missing", str(tmp_path / "exp/votenet/lib")) is None
+    assert layout.find("torch.utils.data", str(tmp_path / "gl/nursery")) is None
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "."])
+    assert "exp/votenet/lib/trainer.py:7:14: DL301" in out, out
+
+
 def test_a_library_import_is_not_taken_for_a_project_subpackage_with_the_same_tail(tmp_path):
     """`import lightning.pytorch as pl` in a project whose package `nemo` holds
     `lightning/pytorch/` (NeMo): the library, not `nemo.lightning.pytorch`. Matching a dotted

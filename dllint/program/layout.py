@@ -128,6 +128,7 @@ class Layout:
         self._by_module: dict[str, list[str]] | None = None
         self._find_memo: dict[tuple[str, str], object] = {}
         self._dirs: set[str] | None = None
+        self._script_dirs: set[str] | None = None
         # changes when a module name or a file is added or renamed: what was found by name
         # before may be found differently now (the call index keeps its per-file entries only
         # while this stays: dllint/program/values.py ``_build_call_index``)
@@ -168,6 +169,7 @@ class Layout:
             self.version += 1
             self._by_module = None
             self._dirs = None
+            self._script_dirs = None
             self._find_memo.clear()
 
     def by_module(self) -> dict[str, list[str]]:
@@ -241,7 +243,7 @@ class Layout:
         if not all(p.isidentifier() for p in parts):
             # a script whose file name is not a module name (train-net.py): nothing imports it,
             # but its own names (``train-net.Images``) are its module's
-            return self._fallback(module)
+            return self._fallback(module, None)
         # the top-level name: the first root with a regular module/package wins; namespace
         # portions are merged in root order
         portions: list[str] = []
@@ -264,7 +266,7 @@ class Layout:
                 return found
         if portions:
             return None  # a namespace package without that submodule: not decided by a guess
-        return self._fallback(module)
+        return self._fallback(module, file_root)
 
     def _descend(self, hit: str | None, base: str, rest: list[str]):
         if not rest:
@@ -285,11 +287,34 @@ class Layout:
                 return None
         return None
 
-    def _fallback(self, module: str):
-        """No root holds the module: one project file that provides it, or AMBIGUOUS."""
+    def _fallback(self, module: str, file_root: str | None):
+        """No root holds the module: one project file that provides it, or AMBIGUOUS; else the
+        nearest folder of scripts above the file's own root that holds it by path (``lib/trainer.py``, a
+        module of a folder without ``__init__.py``, imported by ``python ddp_main.py`` beside
+        ``lib/`` and ``datasets/``: its ``from datasets.scannet.data import X`` is found from
+        the script's folder, ``sys.path[0]``, which is above the module's own)."""
         candidates = self.by_module().get(module, [])
         if len(candidates) == 1:
             return candidates[0]
         if len(candidates) > 1:
             return AMBIGUOUS
+        if file_root is None:
+            return None
+        parts = module.split(".")
+        top = os.path.abspath(self.root)
+        folder = os.path.dirname(os.path.abspath(str(file_root)))
+        if self._script_dirs is None:
+            self._script_dirs = {os.path.dirname(f) for f in self.files if f.endswith(".py")}
+        while len(folder) > len(top) and folder.startswith(top + os.sep):
+            if folder not in self._script_dirs or self._isfile(os.path.join(folder, "__init__.py")):
+                # only a folder of scripts is sys.path[0]; a package's folder is not
+                # (``src/gluonts/torch/`` is no ``torch`` for ``src/gluonts/nursery/x.py``)
+                folder = os.path.dirname(folder)
+                continue
+            base = os.path.join(folder, parts[0])
+            hit = self._module_file(base)
+            found = self._descend(hit, base, parts[1:]) if hit is not None or self._isdir(base) else None
+            if found:
+                return found
+            folder = os.path.dirname(folder)
         return None
