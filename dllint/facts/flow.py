@@ -4,7 +4,8 @@ model evaluates across functions and files (dllint/program/values.py).
 
 The IR is nested tuples, tag first (cheap to build, to pickle and to store as JSON):
 
-  ("k", v)                  a literal (str, int, float, bool, None); ("kb",) bytes, ("fs",) an f-string
+  ("k", v)                  a literal (str, int, float, bool, None); ("kb",) bytes
+  ("fs", prefix[, values])  an f-string: its literal start, the values it formats (at most 4)
   ("g", qualname)           a module-level name, import, builtin or definition, resolved
   ("n", name)               a local of this function (its assignments are in ``Flow.locals``)
   ("nk", name, dead, dead_changes)  a local of which some assignments (positions in
@@ -685,7 +686,8 @@ class FlowBuilder:
         if t is ast.JoinedStr:
             first = node.values[0] if node.values else None
             prefix = first.value[:20] if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
-            return ("fs", prefix)
+            parts = tuple(self.expr(v.value, d) for v in node.values if isinstance(v, ast.FormattedValue))[:4]
+            return ("fs", prefix, parts) if parts else ("fs", prefix)
         if t is ast.Compare or (t is ast.UnaryOp and isinstance(node.op, ast.Not)):
             return ("cmp",)
         if t is ast.UnaryOp:

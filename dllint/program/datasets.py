@@ -58,6 +58,11 @@ class SampleUses:
                 continue
             local_taint = _tainted_locals(flow, params)
             for attr, indexes in flow.indexes.items():
+                if any(_str_key(ix, params, local_taint, flow) for ix in indexes if ix[0] != "elt"):
+                    # a mapping with one key per sample (``self.boxes[f"{idx:08d}"]``)
+                    found = self._accessed(ref, attr)
+                    if found is not None:
+                        out.setdefault(found, []).append(("str-key", fn.fn.name, fn.fn.span.row))
                 if any(_uses(ix, params, local_taint) for ix in indexes if ix[0] != "elt"):
                     how = "index"
                 elif any(_uses(ix[1], params, local_taint) for ix in indexes if ix[0] == "elt"):
@@ -378,7 +383,29 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
         return any(a[0] != "*" and _uses(a, params, local_taint, depth + 1) for a in ir[2])
     if tag == "L" and ir[1] == "tuple":  # self.x[idx, 0]
         return any(e[0] not in ("*", "more") and _uses(e, params, local_taint, depth + 1) for e in ir[2])
+    return _formats(ir, params, local_taint, depth)
+
+
+def _formats(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
+    """The sample index written as a string, one key per sample: ``f"{idx:08d}"``,
+    ``str(idx)``, ``"%06d" % idx``, ``"{}.jpg".format(idx)``."""
+    tag = ir[0]
+    if tag == "fs":
+        return len(ir) > 2 and any(_uses(v, params, local_taint, depth + 1) for v in ir[2])
+    if tag == "c" and (ir[1] == ("g", "builtins.str") or (ir[1][0] == "a" and ir[1][2] == "format" and ir[1][1][0] == "k")):
+        return any(a[0] != "*" and _uses(a, params, local_taint, depth + 1) for a in ir[2])
+    if tag == "b" and ir[1] == "%" and ir[2][0] == "k" and isinstance(ir[2][1], str):
+        return _uses(ir[3], params, local_taint, depth + 1)
     return False
+
+
+def _str_key(ir, params: set[str], local_taint: set[str], flow) -> bool:
+    """An index that is the sample index written as a string (directly or through a local): the
+    container it looks up is a mapping, not an array or a tensor."""
+    if ir[0] in ("n", "nk"):
+        values = flow.locals.get(ir[1], ())
+        return bool(values) and all(isinstance(v, tuple) and v and _formats(v, params, local_taint) for v in values)
+    return _formats(ir, params, local_taint)
 
 
 _SAME_LENGTH = frozenset({"builtins.enumerate", "builtins.list", "builtins.sorted", "tqdm.tqdm", "tqdm.auto.tqdm"})
