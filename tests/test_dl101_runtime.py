@@ -46,6 +46,30 @@ CASES = {
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
     "dl101/shadowed_base": [("fixed", "shadowed_base", "Dataset(root, exts=('txt',))", "paths")],
+    # two index files (asserted to be at most four) and twenty json files
+    "dl101/asserted_length": [
+        (
+            "fixed",
+            "asserted_length",
+            "(lambda r, os=__import__('os'): os.makedirs(r + '/../shards', exist_ok=True) or [open(f'{r}/../shards/{n}', 'w').write(n) for n in ('a.idx', 'b.idx', *(f'record_{i:04d}.json' for i in range(20)))] and Shards(r + '/../shards'))(root)",
+            "files",
+        ),
+    ],
+    # a manifest of (audio, transcript) lines and an alphabet; two class folders and a label file
+    "dl101/label_map_names": [
+        (
+            "fixed",
+            "label_map_names",
+            "(lambda r: open(r + '/../m.csv', 'w').write('a.wav,ab\\nb.wav,ba\\nc.wav,\\n') and open(r + '/../l.json', 'w').write('[\"a\", \"b\"]') and Speech(r + '/../m.csv', r + '/../l.json'))(root)",
+            "ids",
+        ),
+        (
+            "fixed",
+            "label_map_names",
+            "(lambda r, os=__import__('os'), json=__import__('json'): [os.makedirs(f'{r}/../folders/{w}', exist_ok=True) or open(f'{r}/../folders/{w}/{w}{i}.txt', 'w').write(w) for w in ('ant', 'bee') for i in range(3)] and open(r + '/../labels.json', 'w').write(json.dumps([{'image': f'{w}{i}.txt', 'label': w} for w in ('ant', 'bee') for i in range(3)])) and Folders(r + '/../folders', r + '/../labels.json'))(root)",
+            "samples",
+        ),
+    ],
     "dl101/deleted_in_init": [
         (
             "unsafe-fixed",

@@ -161,3 +161,29 @@ def membership_tests(ctx) -> dict[str, list[str]]:
                 fn = ctx.enclosing_function(node)
                 out.setdefault(node.attr, []).append(fn.qualname if fn else ctx.module)
     return out
+
+
+def length_asserts(ctx) -> dict[str, list[str]]:
+    """attr -> [enclosing function] of each ``assert len(self.attr) == 1`` (``<=``, ``<`` a
+    literal int, either side, under ``and`` too): the code fixes the container's size."""
+    out: dict[str, list[str]] = {}
+    for stmt in ctx.nodes(ast.Assert):
+        tests = stmt.test.values if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And) else [stmt.test]
+        for test in tests:
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+                continue
+            left, op, right = test.left, test.ops[0], test.comparators[0]
+            if isinstance(left, ast.Constant):  # 1 == len(self.x)
+                left, right = right, left
+                op = {ast.GtE: ast.LtE(), ast.Gt: ast.Lt()}.get(type(op), op)
+            if not isinstance(op, (ast.Eq, ast.LtE, ast.Lt)):
+                continue
+            if not (isinstance(right, ast.Constant) and type(right.value) is int):
+                continue
+            if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len" and len(left.args) == 1):
+                continue
+            node = left.args[0]
+            if isinstance(node, ast.Attribute) and ctx.is_self_attr(node):
+                fn = ctx.enclosing_function(node)
+                out.setdefault(node.attr, []).append(fn.qualname if fn else ctx.module)
+    return out

@@ -194,11 +194,21 @@ class SampleUses:
         v = self.value(key_ir, Env(fn.file, fn, ref))
         return bool(v.kinds) and v.kinds <= {"int"}
 
+    def length_asserted(self, ref: ClassRef, attr: str) -> bool:
+        """``assert len(self.attr) == 1`` (or ``<=`` / ``<`` a literal) in the class's own
+        methods: the code fixes its size (a folder asserted to hold one image)."""
+        return self._signalled(ref, attr, "length_asserts")
+
     def _membership_tested(self, ref: ClassRef, attr: str) -> bool:
         """``x in self.attr`` somewhere in the class's own methods."""
+        return self._signalled(ref, attr, "member_tests")
+
+    def _signalled(self, ref: ClassRef, attr: str, signal: str) -> bool:
+        """The file signal ``signal`` (attr -> [enclosing function]) names ``attr`` in a method
+        of the class or of its project bases."""
         methods = {(r.file.path, q) for r in self.mro(ref) for q in r.cls.methods.values()}
         for facts in {r.file.path: r.file for r in self.mro(ref)}.values():
-            if any((facts.path, scope) in methods for scope in facts.signals.get("member_tests", {}).get(attr, ())):
+            if any((facts.path, scope) in methods for scope in facts.signals.get(signal, {}).get(attr, ())):
                 return True
         return False
 

@@ -56,7 +56,11 @@ BOUNDED_WORDS = frozenset(
         "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales",
     }
 )
-_MAP_NAME = re.compile(r"(^|_)(label|class|cls|cat|word|token|char|tag)s?(2|_to_)(id|idx|index|label|name|class|cls|cat|category)s?$|(^|_)(id|idx)(2|_to_)(label|class|cls|cat|word|token|char|tag)s?$")
+_MAP_NAME = re.compile(
+    r"(^|_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset)s?(2|_to_)(id|idx|index|label|name|class|classid|cls|cat|category)s?$"
+    r"|(^|_)(id|idx)(2|_to_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset)s?$"
+    r"|^(label|class|cls|char|word|token|tag)s?_(map|mapping)$"  # labels_map, char_map: the whole name
+)
 
 
 def bounded_by_name(attr: str) -> bool:
@@ -151,7 +155,13 @@ class CopyOnReadContainer(Rule):
               with the data by the evidence above (`for ann in self.annotation:
               self.captions.append(...)`, a dict keyed by a running number), even when only the
               main process reads it, but not under a membership test (distinct values) nor keyed
-              by anything else (a count per category).
+              by anything else (a count per category); the samples grouped by label, a dict whose
+              lists get one entry per element of what worker code indexes per sample
+              (`self.label_to_indices[y].append(i)` over a wrapped Dataset or an array of
+              labels), whatever the keys are named; or it is looked up with the sample index
+              written as a string (`self.boxes[f"{idx:08d}"]`, `str(idx)`, `"%06d" % idx`), one
+              key per sample, which makes even records loaded with `torch.load` a mapping rather
+              than a tensor.
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -174,6 +184,9 @@ class CopyOnReadContainer(Rule):
             (the fields of dataclass bases in the same file first), with what its callers pass.
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
+            a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
+            a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
+            `labels_map`) unless worker code indexes them with the sample index,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
             file per shard file, a list of shard files whose records the class gathers several at
             a time (`self.data.extend(read(path))` per file), records read only at fixed positions,
@@ -494,6 +507,8 @@ class CopyOnReadContainer(Rule):
         grouped = bool(follows) and value.has("dict") and value.elem is not None and value.elem.has("list", "set")
         if grows and bounded_by_name(attr) and not grouped and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
+        if grows and model.length_asserted(ref, attr):
+            grows = False  # ``assert len(self.paths) == 1``: the code fixes its size
         if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
             grows = False  # one memmap / open file / table per shard file: a few dozen entries
         if grows and size == DATA and not uses and value.why and value.why[0][0].startswith("a directory") and model.shard_listing(ref, attr):
