@@ -500,14 +500,16 @@ def _nodes(ir, depth: int = 0):
 
 
 def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seeds=None) -> set[tuple[str, str]]:
-    """(attr, "index" | "text") for the tables worker code reads per sample: ``self.df.iloc[idx]``
+    """(attr, "index" | "text" | "record-rows") for the tables worker code reads per sample: ``self.df.iloc[idx]``
     (``.loc``, ``.iloc[idx, :]``, ``self.df["col"][idx]``) is an index use; a cell of such a row
     (``row["path"]``, ``row.loc["path"]``, ``self.df.at[idx, "path"]``) passed to a call that takes a
     path or a string (``sf.read``, ``os.path.join``, ``re.search``) or given a str method is a
     ``text`` use: the table has a string column; so is a cell joined to or formatted into a string
     (``row["id"] + ".mp4"``, ``"{}.mp4".format(row[1])``). A row or a cell handed to a method of
     the class (``self._get_video_path(row)``; ``follow`` finds its flow and parameters) is followed
-    one call deep (``seeds``: the callee's (rows, cells), parameter -> table)."""
+    one call deep (``seeds``: the callee's (rows, cells), parameter -> table). A per-sample row
+    looked up by a literal string key (``self.items[idx]["file"]``) is ``record-rows``: the table
+    holds records (dicts, Series), not numbers."""
     rows: dict[str, str] = dict(seeds[0]) if seeds else {}  # local (or parameter) -> the table attribute it is a row of
     cells: dict[str, str] = dict(seeds[1]) if seeds else {}  # local (or parameter) -> the table attribute it is a cell of
 
@@ -572,6 +574,10 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                     out.add((r, "index"))
                 elif node[1][0] == "i" and node[1][1][0] == "s" and node[1][2][0] == "k" and per_sample(node[2]):
                     out.add((node[1][1][1], "index"))
+                if node[2][0] == "k" and isinstance(node[2][1], str):
+                    r = row_of(node[1])
+                    if r is not None:  # ``self.items[idx]["file"]``: its per-sample items are records
+                        out.add((r, "record-rows"))
             elif tag == "b" and node[1] == "+":
                 for cell, other in ((node[2], node[3]), (node[3], node[2])):
                     c = cell_of(cell)

@@ -450,10 +450,15 @@ class CopyOnReadContainer(Rule):
             return self._judge_frame(model, ref, attr, value, writes, uses, "an object array of a DataFrame's str columns")
         if not (value.kinds & PY_CONTAINERS) and not value.has("records"):
             return None
-        if value.has("records") and value.kinds & COMPACT and any(how == "str-key" for how, _f, _r in uses):
-            # loaded records (``torch.load``) looked up with the sample index written as a string
-            # (``self.boxes[f"{idx:08d}"]``): a mapping, not an array or a tensor
-            value = dataclasses.replace(value, kinds=(value.kinds - COMPACT) | {"dict"})
+        if value.has("records") and value.kinds & COMPACT:
+            hows = {how for how, _f, _r in uses}
+            if "str-key" in hows:
+                # loaded records (``torch.load``) looked up with the sample index written as a
+                # string (``self.boxes[f"{idx:08d}"]``): a mapping, not an array or a tensor
+                value = dataclasses.replace(value, kinds=(value.kinds - COMPACT) | {"dict"})
+            elif "record-rows" in hows and "index" in hows:
+                # its per-sample items looked up by name (``self.items[idx]["file"]``): records
+                value = dataclasses.replace(value, kinds=(value.kinds - COMPACT) | {"list"})
         if value.kinds & COMPACT and not (value.kinds & PY_CONTAINERS):
             return None  # records that are an array or a tensor on some path: not a Python container
         if self._rebound(model, ref, attr, writes):
