@@ -417,6 +417,9 @@ SPLITTERS = frozenset({"split", "splitlines", "rsplit"})
 OPENMMLAB_LOADERS = frozenset({"load_annotations", "load_data_list"})
 COCO_DATA_METHODS = frozenset({"getImgIds", "getAnnIds", "loadImgs", "loadAnns", "get_img_ids", "get_ann_ids", "load_imgs", "load_anns"})
 COCO_DATA_ATTRS = frozenset({"imgs", "anns", "imgToAnns", "img_ann_map", "dataset", "img_ids", "ann_ids"})
+COCO_JSON = "coco.dataset"  # the detail of a COCO object's ``.dataset`` (its annotation file's JSON)
+# the parts of a COCO annotation file that do not grow with the images: the format's schema
+COCO_BOUNDED_KEYS = frozenset({"categories", "info", "licenses", "type"})
 DICT_VIEW = {"keys": "key", "values": "elem", "items": "items"}
 
 
@@ -1242,6 +1245,10 @@ class Values:
                 return val("method", fn=m, cls=base.cls)
             v = self.attr_value(base.cls, attr)
             return v if not v.is_bottom else UNKNOWN
+        if base.has("coco") and attr == "dataset":
+            # the annotation file's JSON: per-image and per-annotation record lists, and a few
+            # bounded parts (``_ev_subscript``)
+            return val("dict", size=DATA, why=base.why, detail=COCO_JSON)
         if base.has("coco") and attr in COCO_DATA_ATTRS:
             return val("dict", "list", size=DATA, why=base.why)
         if base.has("dataframe") and attr in ("values", "to_numpy"):
@@ -1293,6 +1300,10 @@ class Values:
             return val("h5dataset", detail=base.detail)
         if base.has("coco"):
             return val("dict", "list", size=DATA, why=base.why)
+        if base.detail == COCO_JSON and index[0] == "k" and isinstance(index[1], str):
+            if index[1] in COCO_BOUNDED_KEYS:
+                return val("list", "dict", size=BOUNDED)  # ``coco.dataset["categories"]``: the classes
+            return container("list", val("records", size=LOAD), DATA, base.why)  # ["images"], ["annotations"]
         if base.elem is not None:
             return base.elem
         if base.has("records"):
