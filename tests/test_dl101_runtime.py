@@ -46,6 +46,7 @@ CASES = {
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
     "dl101/shadowed_base": [("fixed", "shadowed_base", "Dataset(root, exts=('txt',))", "paths")],
+    "dl101/base_samples_walked": [("unsafe-fixed", "base_samples_walked", "Sequences(__import__('glob').glob(root + '/*.txt'))", "paths")],
     # two index files (asserted to be at most four) and twenty json files
     "dl101/asserted_length": [
         (

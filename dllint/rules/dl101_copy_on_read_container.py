@@ -502,7 +502,12 @@ class CopyOnReadContainer(Rule):
                 # the walk of what worker code indexes per sample (or ``__len__`` measures) is
                 # one step per sample, whatever it holds (a wrapped Dataset, an array of labels)
                 samples = any(how in ("len", "index") for how, _f, _r in every.get(src, ()))
-                if samples or self._judge(model, ref, src, every.get(src, ()), depth + 1) is not None:
+                # (or in a project base that creates it and serves it as the samples, when a
+                # subclass serves others: ``self.numels = [len(p) for p in self.data_paths]``)
+                if samples or any(
+                    self._judge(model, r, src, model.sample_uses(r).get(src, ()), depth + 1) is not None
+                    for r in model.mro(ref)
+                ):
                     grows = True
                     follows = [f"one entry per element of `self.{src}`"]
                     raw_uses = [*raw_uses, ("follows", src, row)]
