@@ -47,6 +47,15 @@ CASES = {
     "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
     "dl101/shadowed_base": [("fixed", "shadowed_base", "Dataset(root, exts=('txt',))", "paths")],
     "dl101/base_samples_walked": [("unsafe-fixed", "base_samples_walked", "Sequences(__import__('glob').glob(root + '/*.txt'))", "paths")],
+    # (tqdm: tests/runtime_stubs/tqdm.py when it is not installed) an image list and captions
+    "dl101/progress_bar_loops": [
+        (
+            "unsafe-fixed",
+            "progress_bar_loops",
+            "(lambda r, json=__import__('json'): open(r + '/../list.json', 'w').write(json.dumps({'images': [{'file': f'im{i}.jpg', 'label': i % 3} for i in range(12)]})) and open(r + '/../caps.json', 'w').write(json.dumps({'annotations': [{'caption': f'a picture {i}'} for i in range(30)]})) and Words(r + '/../list.json', r + '/../caps.json'))(root)",
+            "data",
+        ),
+    ],
     # two index files (asserted to be at most four) and twenty json files
     "dl101/asserted_length": [
         (

@@ -435,8 +435,11 @@ def _extends_per_element(flow, walks) -> bool:
 def _walked(loop, tag: str) -> str | None:
     """The attribute (``tag`` "s") or parameter ("p") a loop walks: ``self.anns``,
     ``enumerate(self.anns)``, ``tqdm(self.anns)``, ``zip(self.anns, ...)`` (its first iterable)."""
-    if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip") and loop[2]:
-        loop = loop[2][0]
+    if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip"):
+        if loop[2]:
+            loop = loop[2][0]
+        else:  # tqdm(iterable=self.anns, total=n)
+            loop = next((v for k, v in loop[3] if k == "iterable"), loop)
     return loop[1] if loop[0] == tag else None
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})

@@ -403,6 +403,11 @@ SAME_LENGTH = {
     "tqdm.tqdm": "iterator", "tqdm.auto.tqdm": "iterator", "tqdm.std.tqdm": "iterator", "tqdm.notebook.tqdm": "iterator",
     "rich.progress.track": "iterator",
 }
+# the keyword that names what they iterate, where one can (``tqdm(iterable=rows, total=n)``)
+SAME_LENGTH_KEYWORDS = {
+    "collections.deque": "iterable", "tqdm.tqdm": "iterable", "tqdm.auto.tqdm": "iterable", "tqdm.std.tqdm": "iterable",
+    "tqdm.notebook.tqdm": "iterable", "rich.progress.track": "sequence",
+}
 DEDUPS = frozenset({"builtins.set", "builtins.frozenset", "collections.Counter", "numpy.unique"})
 NUMERIC_FUNCS = frozenset(
     {"builtins.int", "builtins.float", "builtins.len", "builtins.sum", "builtins.max", "builtins.min",
@@ -1712,7 +1717,7 @@ class Values:
             first = self._arg(args, kwargs, 0, None, env, depth)
             return val("str", size=BOUNDED, device=first.device if first is not None and qual == "builtins.str" else None)
         if qual in SAME_LENGTH:
-            inner = self._arg(args, kwargs, 0, None, env, depth)
+            inner = self._arg(args, kwargs, 0, SAME_LENGTH_KEYWORDS.get(qual), env, depth)
             if inner is None:
                 return container(SAME_LENGTH[qual], None, EMPTY)
             return Val(frozenset({SAME_LENGTH[qual]}), elem=element_of(inner), size=inner.size, why=inner.why)
