@@ -103,7 +103,7 @@ def _element_use(ctx, sub: ast.Subscript) -> tuple[str, str]:
                 and isinstance(ctx.parent(grand), ast.Call)
             )
         ):
-            return "table", "a named table read"
+            return "table", f"a named table read (`{sub.slice.value[:40]}`)"
     if isinstance(grand, ast.Subscript) and grand.value is sub and isinstance(grand.ctx, (ast.Store, ast.Del)):
         return "elem", "an element changed in place"
     if isinstance(grand, ast.Attribute) and grand.value is sub:

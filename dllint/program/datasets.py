@@ -6,6 +6,8 @@ data even when its source is invisible (a library call, a loader in another pack
 
 from __future__ import annotations
 
+import re
+
 from dllint.names import canonical, torchvision_sample_attrs
 from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import Env, is_property
@@ -443,6 +445,19 @@ def _walked(loop, tag: str) -> str | None:
     return loop[1] if loop[0] == tag else None
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
+_ID_NAME = re.compile(r"(^|_)(id|ids|uid|uuid|guid|key|name|fname|filename|file|path|vid|video|image|img|utt|utterance|sample|scene|sequence|seq|clip|doc|qid)$")
+_GROUP_WORDS = frozenset({"class", "cls", "cat", "category", "label", "speaker", "spk", "lang", "language", "answer", "type", "split", "task", "domain", "source", "dataset"})
+
+
+def _identifier(name: str) -> bool:
+    """A field that names one sample (``video_id``, ``uniq_id``, ``img_path``), not a group of
+    them (``class_name``, ``speaker_id``, ``label``: a label map has one entry per group)."""
+    lowered = name.lower()
+    return _ID_NAME.search(lowered) is not None and not set(re.split(r"[_\W]+", lowered)) & _GROUP_WORDS
+
+
+# a column's positional views: ``self.df["path"].values[idx]`` is the sample's cell
+COLUMN_INDEXERS = FRAME_INDEXERS | {"values", "array"}
 # calls that take a path or a string: a table cell passed to one is a str, so its column is an
 # object (string) column (pandas < 3, or pandas 3 without pyarrow)
 TEXT_SINKS = frozenset(
@@ -459,7 +474,8 @@ TEXT_SINKS = frozenset(
 )
 TEXT_METHODS = frozenset(
     {"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "startswith", "endswith", "lower", "upper",
-     "encode", "removeprefix", "removesuffix"}
+     "encode", "removeprefix", "removesuffix", "capitalize", "title", "casefold", "replace", "zfill", "partition",
+     "rpartition"}
 )
 
 
@@ -555,6 +571,32 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
             return found
         if base[0] == "i" and base[1][0] == "s" and base[2][0] == "k" and isinstance(base[2][1], str) and per_sample(ir[2]):
             return base[1][1]  # self.df["path"][idx]
+        return column_cell(ir)
+
+    def id_key(ir, depth) -> bool:
+        """The sample's own identifier, read off its row or record (``row["video_id"]``,
+        ``self.df["video_id"].values[idx]``, ``sample.uniq_id``), directly or through a local: a
+        container looked up with it has one entry per sample (or per video, per image)."""
+        if ir[0] in ("n", "nk", "p") and ir[1] in cells:
+            return _identifier(ir[1])  # a cell handed over by name (``self._get_video(video_id)``)
+        if ir[0] in ("n", "nk") and depth < 2:
+            return any(isinstance(v, tuple) and v and id_key(v, depth + 1) for v in flow.locals.get(ir[1], ()))
+        if ir[0] == "i" and ir[2][0] == "k" and isinstance(ir[2][1], str):
+            return _identifier(ir[2][1]) and (row_of(ir[1]) is not None or cell_of(ir) is not None)
+        if ir[0] == "a" and row_of(ir[1]) is not None:
+            return _identifier(ir[2])
+        if ir[0] == "i" and column_cell(ir) is not None:
+            return _identifier(ir[1][1][2][1])
+        return False
+
+    def column_cell(ir) -> str | None:
+        """``self.df["question"].values[idx]`` (``.iloc[idx]``, ``.array[idx]``): the sample's
+        cell of a named column."""
+        if ir[0] != "i" or ir[1][0] != "a" or ir[1][2] not in COLUMN_INDEXERS or not per_sample(ir[2]):
+            return None
+        column = ir[1][1]
+        if column[0] == "i" and column[1][0] == "s" and column[2][0] == "k" and isinstance(column[2][1], str):
+            return column[1][1]
         return None
 
     exprs = _exprs(flow)
@@ -577,10 +619,14 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                     out.add((r, "index"))
                 elif node[1][0] == "i" and node[1][1][0] == "s" and node[1][2][0] == "k" and per_sample(node[2]):
                     out.add((node[1][1][1], "index"))
+                elif column_cell(node) is not None:
+                    out.add((column_cell(node), "index"))
                 if node[2][0] == "k" and isinstance(node[2][1], str):
                     r = row_of(node[1])
                     if r is not None:  # ``self.items[idx]["file"]``: its per-sample items are records
                         out.add((r, "record-rows"))
+                if node[1][0] == "s" and id_key(node[2], 0):
+                    out.add((node[1][1], "id-key"))  # ``self.features[row["video_id"]]``
             elif tag == "b" and node[1] == "+":
                 for cell, other in ((node[2], node[3]), (node[3], node[2])):
                     c = cell_of(cell)
@@ -602,7 +648,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                             elif c is not None:
                                 passed[1][names[i + 1]] = c
                     if passed[0] or passed[1]:
-                        out.update(u for u in _frame_uses(callee, set(), set(), None, passed) if u[1] == "text")
+                        out.update(u for u in _frame_uses(callee, set(), set(), None, passed) if u[1] in ("text", "id-key"))
                 elif func[0] == "a" and func[2] == "format" and func[1][0] == "k" and isinstance(func[1][1], str):
                     for a in (*args, *(v for _k, v in kwargs)):
                         c = cell_of(a[1] if a[0] == "*" else a)

@@ -22,7 +22,8 @@ CONTAINERS = frozenset({"list", "dict", "set", "tuple", "deque", "frozenset"})
 # methods of tensors and arrays that no Python container has: what the receiver must have been
 ARRAY_METHODS = {
     "cpu": "tensor", "cuda": "tensor", "detach": "tensor", "contiguous": "tensor", "half": "tensor",
-    "clone": "tensor", "numpy": "ndarray", "astype": "ndarray",
+    "clone": "tensor", "numpy": "ndarray", "astype": "ndarray", "reshape": "ndarray", "transpose": "ndarray",
+    "flatten": "ndarray", "ravel": "ndarray", "squeeze": "ndarray", "permute": "tensor", "unsqueeze": "tensor",
 }
 # kinds whose size is a number of elements (a Python container or a lazy sequence of elements)
 SIZED = CONTAINERS | frozenset({"ndarray-obj", "iterator", "generator", "range", "records"})
@@ -2032,7 +2033,7 @@ class Values:
                 if dtype is not None and dtype not in NUMPY_DTYPE_OBJECT and recv.has("ndarray", "ndarray-obj"):
                     # ``.astype(np.float32)``: numbers (or fixed-width strings), whatever it held
                     return replace(recv, kinds=(recv.kinds - {"ndarray-obj"}) | {"ndarray"})
-            if method in ("astype", "reshape", "flatten", "squeeze", "copy", "view"):
+            if method in ("astype", "reshape", "flatten", "squeeze", "copy", "view", "transpose", "ravel"):
                 return recv
         if recv.has("store") and str(recv.detail or "").startswith("datasets."):
             # a Hugging Face ``datasets`` table: its rows are the data; ``to_pandas()`` copies them

@@ -57,8 +57,8 @@ BOUNDED_WORDS = frozenset(
     }
 )
 _MAP_NAME = re.compile(
-    r"(^|_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset)s?(2|_to_)(id|idx|index|label|name|class|classid|cls|cat|category)s?$"
-    r"|(^|_)(id|idx)(2|_to_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset)s?$"
+    r"(^|_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset|ans|answer)s?(2|_to_)(id|idx|index|label|name|class|classid|cls|cat|category|ans|answer)s?$"
+    r"|(^|_)(id|idx)(2|_to_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset|ans|answer)s?$"
     r"|^(label|class|cls|char|word|token|tag)s?_(map|mapping)$"  # labels_map, char_map: the whole name
 )
 
@@ -160,14 +160,18 @@ class CopyOnReadContainer(Rule):
               (`self.label_to_indices[y].append(i)` over a wrapped Dataset or an array of
               labels), whatever the keys are named; or it is looked up with the sample index
               written as a string (`self.boxes[f"{idx:08d}"]`, `str(idx)`, `"%06d" % idx`), one
-              key per sample, which makes even records loaded with `torch.load` a mapping rather
-              than a tensor.
+              key per sample, or with the sample's identifier read off its row or record
+              (`self.features[row["video_id"]]`, `sample.uniq_id`, also in a helper it is handed
+              to; not a label, a class or a speaker: those make a label map), which makes even
+              records loaded with `torch.load` a mapping rather than a tensor; so does a
+              per-sample item looked up by name (`self.items[idx]["file"]`).
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
             (its rows come from a file, `__len__` measures it, or worker code takes the sample's
             row with `.iloc[idx]` / `.loc[idx]`) and the code shows it has a string (object)
-            column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`) is passed
+            column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`,
+            `df["question"].values[idx]`) is passed
             to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
             `os.path.join`, `re.search` ...), joined to or formatted into a string
             (`row["id"] + ".mp4"`, `"{}.mp4".format(row[1])`) or given a str method in worker
@@ -452,9 +456,10 @@ class CopyOnReadContainer(Rule):
             return None
         if value.has("records") and value.kinds & COMPACT:
             hows = {how for how, _f, _r in uses}
-            if "str-key" in hows:
+            if hows & {"str-key", "id-key"}:
                 # loaded records (``torch.load``) looked up with the sample index written as a
-                # string (``self.boxes[f"{idx:08d}"]``): a mapping, not an array or a tensor
+                # string (``self.boxes[f"{idx:08d}"]``) or with the sample's identifier
+                # (``self.features[row["video_id"]]``): a mapping, not an array or a tensor
                 value = dataclasses.replace(value, kinds=(value.kinds - COMPACT) | {"dict"})
             elif "record-rows" in hows and "index" in hows:
                 # its per-sample items looked up by name (``self.items[idx]["file"]``): records
@@ -472,7 +477,8 @@ class CopyOnReadContainer(Rule):
         # are Python containers (a tuple of tensors indexed so is TensorDataset's compact form)
         tables = elem is not None and bool(elem.kinds & (PY_CONTAINERS | {"records"})) and not elem.kinds & (COMPACT | {"ndarray"})
         raw_uses = uses
-        uses = [("index", fn, row) if how == "elements" else (how, fn, row) for how, fn, row in uses if how in ("len", "index", "iter") or (how == "elements" and tables)]
+        # (a lookup by the sample's identifier is one per sample too: ``self.feats[row["video_id"]]``)
+        uses = [("index", fn, row) if how in ("elements", "id-key") else (how, fn, row) for how, fn, row in uses if how in ("len", "index", "iter", "id-key") or (how == "elements" and tables)]
         structural = [f"{how} in `{fn}`" for how, fn, _row in uses]
         follows = [f"one entry per element of `self.{src}`, the samples" for how, src, _row in raw_uses if how == "follows"]
         size = value.size
@@ -625,8 +631,11 @@ class CopyOnReadContainer(Rule):
         does so to one of its named tables: ``self.ann["images"][i]``)."""
         methods = {(r.file.path, q) for r in model.mro(ref) for q in r.cls.methods.values()}
         for facts in {r.file.path: r.file for r in model.mro(ref)}.values():
-            for kind, _d, _row, on_self, scope in facts.signals.get("attr_uses", {}).get(attr, ()):
+            for kind, detail, _row, on_self, scope in facts.signals.get("attr_uses", {}).get(attr, ()):
                 if kind == "table" and on_self and (facts.path, scope) in methods:
+                    named = re.search(r"[(]`([^`]+)`[)]$", detail)
+                    if named and (bounded_by_name(named.group(1)) or named.group(1) == "names"):
+                        continue  # ``len(self.cfg["names"])``: the class names of a configuration
                     return True
         for fn in model.hierarchy_methods(ref):
             flow = fn.fn.flow
