@@ -23,7 +23,11 @@ class SampleUses:
         sample index: ``for src in self.sources: src[idx]``), ``feeds`` (a list with ``len`` or
         ``index`` uses gets at most one ``.append`` per element of it), ``text`` (a table whose per-sample cell worker code
         uses as a string: ``sf.read(self.df.iloc[idx]["path"])``, the evidence that a DataFrame
-        has object (string) columns)."""
+        has object (string) columns), ``str-key`` (looked up with the sample index written as a
+        string: ``self.boxes[f"{idx:08d}"]``), ``id-key`` (looked up with the sample's identifier
+        read off its row: ``self.features[row["video_id"]]``), ``record-rows`` (its per-sample
+        item looked up by name: ``self.items[idx]["file"]``); the last three tell a mapping or a
+        list of records from a tensor."""
         memo = self.__dict__.setdefault("_sample_uses", {})
         found = memo.get(ref.key)
         if found is not None:
@@ -133,9 +137,9 @@ class SampleUses:
         elements build it one entry (or more) each: an ``.append`` / ``.extend`` / ``+=`` in a
         loop over ``self.<source>``, an int-keyed item set in one, a list or int-keyed dict
         comprehension over it, an ``.append`` to one of a dict's lists in such a loop (the
-        samples grouped by label: ``self.by_label[y].append(i)``). Not a container filled only under a membership test (``if x not in
-        self.names: self.names.append(x)``: distinct values), nor a dict keyed by anything but a
-        number (a count per category is bounded)."""
+        samples grouped by label: ``self.by_label[y].append(i)``). Not a container filled only
+        under a membership test (``if x not in self.names: self.names.append(x)``: distinct
+        values), nor a dict keyed by anything but a number (a count per category is bounded)."""
         memo = self.__dict__.setdefault("_walked_sources", {})
         found = memo.get(ref.key)
         if found is not None:
@@ -443,10 +447,22 @@ def _walked(loop, tag: str) -> str | None:
         else:  # tqdm(iterable=self.anns, total=n)
             loop = next((v for k, v in loop[3] if k == "iterable"), loop)
     return loop[1] if loop[0] == tag else None
+
+
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
-_ID_NAME = re.compile(r"(^|_)(id|ids|uid|uuid|guid|key|name|fname|filename|file|path|vid|video|image|img|utt|utterance|sample|scene|sequence|seq|clip|doc|qid)$")
-_GROUP_WORDS = frozenset({"class", "cls", "cat", "category", "label", "speaker", "spk", "lang", "language", "answer", "type", "split", "task", "domain", "source", "dataset"})
+# a column's positional views: ``self.df["path"].values[idx]`` is the sample's cell
+COLUMN_INDEXERS = FRAME_INDEXERS | {"values", "array"}
+# fields that name one sample (an id, a name, a path) ...
+_ID_NAME = re.compile(
+    r"(^|_)(id|ids|uid|uuid|guid|key|name|fname|filename|file|path|vid|video|image|img|utt|utterance|sample|scene"
+    r"|sequence|seq|clip|doc|qid)$"
+)
+# ... unless they name a group of samples: a container keyed by one is a label map
+_GROUP_WORDS = frozenset(
+    {"class", "cls", "cat", "category", "label", "speaker", "spk", "lang", "language", "answer", "type", "split",
+     "task", "domain", "source", "dataset"}
+)
 
 
 def _identifier(name: str) -> bool:
@@ -456,8 +472,6 @@ def _identifier(name: str) -> bool:
     return _ID_NAME.search(lowered) is not None and not set(re.split(r"[_\W]+", lowered)) & _GROUP_WORDS
 
 
-# a column's positional views: ``self.df["path"].values[idx]`` is the sample's cell
-COLUMN_INDEXERS = FRAME_INDEXERS | {"values", "array"}
 # calls that take a path or a string: a table cell passed to one is a str, so its column is an
 # object (string) column (pandas < 3, or pandas 3 without pyarrow)
 TEXT_SINKS = frozenset(
@@ -619,8 +633,8 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                     out.add((r, "index"))
                 elif node[1][0] == "i" and node[1][1][0] == "s" and node[1][2][0] == "k" and per_sample(node[2]):
                     out.add((node[1][1][1], "index"))
-                elif column_cell(node) is not None:
-                    out.add((column_cell(node), "index"))
+                elif (c := column_cell(node)) is not None:
+                    out.add((c, "index"))
                 if node[2][0] == "k" and isinstance(node[2][1], str):
                     r = row_of(node[1])
                     if r is not None:  # ``self.items[idx]["file"]``: its per-sample items are records
