@@ -14,7 +14,7 @@ import warnings
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, dataclass_fields, dataclass_init_flow, file_signals, function_flow, is_dataclass, module_flow
 from dllint.facts.starts import argparse_worker_options, argparse_workers, cli_option_defaults, extract_starts
-from dllint.facts.uses import attribute_uses, length_asserts, membership_tests
+from dllint.facts.uses import attribute_uses, length_asserts, local_fates, membership_tests
 from dllint.model import (
     CallRef,
     ClassFacts,
@@ -216,6 +216,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
     asserted = length_asserts(ctx)
     if asserted:
         facts.signals["length_asserts"] = asserted
+    fates = local_fates(ctx)
+    if fates:
+        facts.signals["local_fates"] = fates
     # module variables assigned in functions that declare them global (``global train_data``):
     # their values come from those functions' assignments too
     writers = {name: sorted(q for q in quals if q in facts.functions) for name, quals in sorted(ctx.global_writers.items())}

@@ -187,3 +187,62 @@ def length_asserts(ctx) -> dict[str, list[str]]:
                 fn = ctx.enclosing_function(node)
                 out.setdefault(node.attr, []).append(fn.qualname if fn else ctx.module)
     return out
+
+
+# calls that only read what they are given (its length, its items): a local passed to one is
+# used where it is, not handed on
+READING_CALLS = frozenset(
+    {f"builtins.{n}" for n in ("len", "iter", "next", "enumerate", "list", "tuple", "sorted", "print", "isinstance",
+                               "zip", "map", "filter", "reversed", "min", "max", "sum", "any", "all", "repr", "str")}
+    | {"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.std.tqdm", "tqdm.notebook.tqdm", "itertools.islice", "itertools.chain",
+       "rich.progress.track"}
+)
+
+
+def local_fates(ctx) -> dict[str, dict[str, tuple]]:
+    """scope (function qualname, or the module) -> {local: (handed_on, callees)} for each local
+    name assigned a call's result (``ds = Images(root)``): ``handed_on`` when the function
+    returns or yields it, stores it in a container or an attribute, or binds it to another name;
+    ``callees``: the qualified names of the calls it is passed to ("?" when the callee has no
+    name: ``trainer.fit(model, ds)``). Indexing it, measuring it, walking it and calling its
+    methods use it where it is (``ds[i]``, ``len(ds)``, ``ds.get_data()``): not recorded."""
+    candidates: dict[str, set[str]] = {}
+    for node in ctx.nodes(ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+            fn = ctx.enclosing_function(node)
+            candidates.setdefault(fn.qualname if fn else ctx.module, set()).add(node.targets[0].id)
+    if not candidates:
+        return {}
+    names = set().union(*candidates.values())
+    found: dict[str, dict[str, tuple[bool, set]]] = {}
+    for node in ctx.nodes(ast.Name):
+        if node.id not in names or not isinstance(node.ctx, ast.Load):
+            continue
+        fn = ctx.enclosing_function(node)
+        scope = fn.qualname if fn else ctx.module
+        if node.id not in candidates.get(scope, ()):
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.keyword):
+            parent = ctx.parent(parent)
+            passed = True
+        else:
+            passed = isinstance(parent, ast.Call) and node in parent.args
+        if isinstance(parent, (ast.Subscript, ast.Attribute)) and parent.value is node:
+            continue  # ds[i], ds.get_data(i), ds.files
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is node:
+            continue
+        if isinstance(parent, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.If, ast.Assert)):
+            continue  # ``if ds is None``
+        handed, callees = found.setdefault(scope, {}).setdefault(node.id, (False, set()))
+        if passed and isinstance(parent, ast.Call):
+            callee = ctx.call_name(parent)
+            if callee in READING_CALLS:
+                continue  # ``len(ds)``, ``for x in tqdm(ds)``
+            callees.add(callee or "?")
+        else:
+            found[scope][node.id] = (True, callees)
+    return {
+        scope: {name: (handed, tuple(sorted(callees))) for name, (handed, callees) in fates.items()}
+        for scope, fates in found.items()
+    }

@@ -271,14 +271,25 @@ class Workers:
         facts = ref.file
         if facts.main_guard is None or self.loaders_using(ref) or self.importers(facts.path):
             return False
-        # and the script builds it itself (a name rebound by an import builds another class)
-        flows = [facts.flow, *(fn.flow for fn in facts.functions.values())]
+        # and the script builds it itself (a name rebound by an import builds another class),
+        # keeping each instance to itself: one handed to a library (a trainer: its loader has
+        # workers), returned or stored goes where the script does not show
+        scopes = [(facts.module, facts.flow), *((fn.qualname, fn.flow) for fn in facts.functions.values())]
+        fates = facts.signals.get("local_fates", {})
+        built = False
         with self.quietly():
-            for flow in flows:
-                for kind, target, *_ in flow.calls if flow is not None else ():
-                    if kind == "ref" and getattr(self.resolve(target, facts.root), "key", None) == ref.key:
-                        return True
-        return False
+            for scope, flow in scopes:
+                for kind, target, _args, _kwargs, row in flow.calls if flow is not None else ():
+                    if kind != "ref" or getattr(self.resolve(target, facts.root), "key", None) != ref.key:
+                        continue
+                    built = True
+                    built_here = ("c", ("g", target))
+                    names = [n for n, values in flow.locals.items() if any(isinstance(v, tuple) and v[:2] == built_here and v[-1] == row for v in values)]
+                    for name in names:
+                        handed, callees = fates.get(scope, {}).get(name, (False, ()))
+                        if handed or any(not isinstance(self.resolve(c, facts.root), FuncRef) for c in callees):
+                            return False
+        return built
 
     @cached_property
     def never_starts_workers(self) -> bool:

@@ -233,7 +233,9 @@ class CopyOnReadContainer(Rule):
             `_AbstractDataset` with `__getitem__`, whose subclasses the training script builds by
             name: `datasets.__dict__[name](...)`). A class defined in an entry script (one with
             `if __name__ == "__main__":`) that no project file imports and no loader uses is indexed
-            by that script in its own process: quiet; a package module that no file imports
+            by that script in its own process: quiet, unless the script hands an instance on
+            (passes it to a library call such as a Hugging Face `Trainer`, returns it, stores it
+            in a dict or an attribute): then it is judged as the common case; a package module that no file imports
             (`python -m pkg.eval.run`) decides with the loaders of its own `__main__` code. So is a Dataset in a project that never
             starts workers: its loaders all keep `num_workers` at the default 0 and no file's code
             names workers at all (no `num_workers`, `--workers` option or `workers_per_gpu` key),
