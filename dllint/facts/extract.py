@@ -162,6 +162,18 @@ def namespace_name(path: str, module: str, root: str, is_package: bool, text: st
 # ---------------------------------------------------------------------------- core facts
 
 
+# per-file signals (plain data) kept when not empty: name -> what computes it from the context
+_FILE_SIGNALS = (
+    ("argparse_workers", argparse_workers),
+    ("cli_options", cli_option_defaults),
+    ("argparse_worker_options", argparse_worker_options),
+    ("attr_uses", attribute_uses),
+    ("member_tests", membership_tests),
+    ("length_asserts", length_asserts),
+    ("local_fates", local_fates),
+)
+
+
 def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[str]) -> None:
     facts.imports = {
         name: b.qualname for name, b in ctx.module_scope.bindings.items() if b.kind == "import" and b.qualname
@@ -198,27 +210,10 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
         starts = extract_starts(ctx)
         if starts:
             facts.signals["starts"] = starts
-    workers = argparse_workers(ctx)
-    if workers:
-        facts.signals["argparse_workers"] = workers
-    cli = cli_option_defaults(ctx)
-    if cli:
-        facts.signals["cli_options"] = cli
-    options = argparse_worker_options(ctx)
-    if options:
-        facts.signals["argparse_worker_options"] = options
-    uses = attribute_uses(ctx)
-    if uses:
-        facts.signals["attr_uses"] = uses
-    tests = membership_tests(ctx)
-    if tests:
-        facts.signals["member_tests"] = tests
-    asserted = length_asserts(ctx)
-    if asserted:
-        facts.signals["length_asserts"] = asserted
-    fates = local_fates(ctx)
-    if fates:
-        facts.signals["local_fates"] = fates
+    for name, signal in _FILE_SIGNALS:
+        found = signal(ctx)
+        if found:
+            facts.signals[name] = found
     # module variables assigned in functions that declare them global (``global train_data``):
     # their values come from those functions' assignments too
     writers = {name: sorted(q for q in quals if q in facts.functions) for name, quals in sorted(ctx.global_writers.items())}
