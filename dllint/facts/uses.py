@@ -10,6 +10,7 @@ element changed in place ...); indexing, slicing, ``len``, iteration and ``in`` 
 from __future__ import annotations
 
 import ast
+import re
 
 # uses a read-only sequence answers like a list: not recorded
 SAFE = frozenset({"index", "slice", "len", "iter", "in", "truth", "store", "noop", "call"})
@@ -24,6 +25,16 @@ ITER_FUNCS = frozenset(
 ELEM_MUTATORS = frozenset(
     {"append", "extend", "insert", "update", "add", "pop", "remove", "clear", "sort", "reverse", "setdefault", "popitem"}
 )
+
+
+# the detail of a ``table`` use: the key of the named table read (``self.ann["images"][i]``)
+TABLE_READ = "a named table read (`{}`)"
+
+
+def table_key(detail: str) -> str | None:
+    """The key a ``table`` use's detail (``TABLE_READ``) names."""
+    found = re.fullmatch(r"a named table read [(]`(.*)`[)]", detail)
+    return found.group(1) if found else None
 
 
 def classify(ctx, node: ast.Attribute) -> tuple[str, str]:
@@ -103,7 +114,7 @@ def _element_use(ctx, sub: ast.Subscript) -> tuple[str, str]:
                 and isinstance(ctx.parent(grand), ast.Call)
             )
         ):
-            return "table", f"a named table read (`{sub.slice.value[:40]}`)"
+            return "table", TABLE_READ.format(sub.slice.value[:40])
     if isinstance(grand, ast.Subscript) and grand.value is sub and isinstance(grand.ctx, (ast.Store, ast.Del)):
         return "elem", "an element changed in place"
     if isinstance(grand, ast.Attribute) and grand.value is sub:

@@ -64,11 +64,6 @@ class SampleUses:
                 continue
             local_taint = _tainted_locals(flow, params)
             for attr, indexes in flow.indexes.items():
-                if any(_str_key(ix, params, local_taint, flow) for ix in indexes if ix[0] != "elt"):
-                    # a mapping with one key per sample (``self.boxes[f"{idx:08d}"]``)
-                    found = self._accessed(ref, attr)
-                    if found is not None:
-                        out.setdefault(found, []).append(("str-key", fn.fn.name, fn.fn.span.row))
                 if any(_uses(ix, params, local_taint) for ix in indexes if ix[0] != "elt"):
                     how = "index"
                 elif any(_uses(ix[1], params, local_taint) for ix in indexes if ix[0] == "elt"):
@@ -76,8 +71,13 @@ class SampleUses:
                 else:
                     continue
                 attr = self._accessed(ref, attr)
-                if attr is not None:
-                    out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
+                if attr is None:
+                    continue
+                # (a key that is the sample index written as a string is an index use too: a
+                # mapping with one key per sample, ``self.boxes[f"{idx:08d}"]``)
+                if how == "index" and any(_str_key(ix, params, local_taint, flow) for ix in indexes if ix[0] != "elt"):
+                    out.setdefault(attr, []).append(("str-key", fn.fn.name, fn.fn.span.row))
+                out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
             for attr, how in sorted(_frame_uses(flow, params, local_taint, follow) | _element_uses(flow, params, local_taint)):
                 out.setdefault(attr, []).append((how, fn.fn.name, fn.fn.span.row))
         # ``self.data = self.db``: one object under two names; what the samples do to ``data``
@@ -212,11 +212,16 @@ class SampleUses:
     def _signalled(self, ref: ClassRef, attr: str, signal: str) -> bool:
         """The file signal ``signal`` (attr -> [enclosing function]) names ``attr`` in a method
         of the class or of its project bases."""
+        return any(True for _ in self.own_signal(ref, attr, signal, lambda scope: scope))
+
+    def own_signal(self, ref: ClassRef, attr: str, signal: str, scope_of):
+        """The entries of the file signal ``signal`` (attr -> [entry]) for ``attr`` whose enclosing
+        function (``scope_of(entry)``) is a method of the class or of its project bases."""
         methods = {(r.file.path, q) for r in self.mro(ref) for q in r.cls.methods.values()}
         for facts in {r.file.path: r.file for r in self.mro(ref)}.values():
-            if any((facts.path, scope) in methods for scope in facts.signals.get(signal, {}).get(attr, ())):
-                return True
-        return False
+            for entry in facts.signals.get(signal, {}).get(attr, ()):
+                if (facts.path, scope_of(entry)) in methods:
+                    yield entry
 
     def _one_per_element(self, ref: ClassRef, uses: dict) -> dict[str, tuple[str, str, int]]:
         """attr -> (source attr, function, row) for a list that grows with the data by use

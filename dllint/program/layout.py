@@ -306,15 +306,13 @@ class Layout:
         if self._script_dirs is None:
             self._script_dirs = {os.path.dirname(f) for f in self.files if f.endswith(".py")}
         while len(folder) > len(top) and folder.startswith(top + os.sep):
-            if folder not in self._script_dirs or self._isfile(os.path.join(folder, "__init__.py")):
-                # only a folder of scripts is sys.path[0]; a package's folder is not
-                # (``src/gluonts/torch/`` is no ``torch`` for ``src/gluonts/nursery/x.py``)
-                folder = os.path.dirname(folder)
-                continue
-            base = os.path.join(folder, parts[0])
-            hit = self._module_file(base)
-            found = self._descend(hit, base, parts[1:]) if hit is not None or self._isdir(base) else None
-            if found:
-                return found
+            # only a folder of scripts is sys.path[0]; a package's folder is not
+            # (``src/gluonts/torch/`` is no ``torch`` for ``src/gluonts/nursery/x.py``)
+            if folder in self._script_dirs and not self._isfile(os.path.join(folder, "__init__.py")):
+                base = os.path.join(folder, parts[0])
+                hit = self._module_file(base)
+                found = self._descend(hit, base, parts[1:]) if hit is not None or self._isdir(base) else None
+                if found:
+                    return found
             folder = os.path.dirname(folder)
         return None

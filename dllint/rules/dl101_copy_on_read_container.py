@@ -17,6 +17,7 @@ import re
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.edits import line_edits
+from dllint.facts.uses import table_key
 from dllint.fixes.compact import can_convert_in_init, convert_in_init
 from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.project import replayable
@@ -631,14 +632,12 @@ class CopyOnReadContainer(Rule):
     def _table_use(model, ref, attr: str) -> bool:
         """Some method looks ``self.attr`` up with a computed key, walks it or measures it (or
         does so to one of its named tables: ``self.ann["images"][i]``)."""
-        methods = {(r.file.path, q) for r in model.mro(ref) for q in r.cls.methods.values()}
-        for facts in {r.file.path: r.file for r in model.mro(ref)}.values():
-            for kind, detail, _row, on_self, scope in facts.signals.get("attr_uses", {}).get(attr, ()):
-                if kind == "table" and on_self and (facts.path, scope) in methods:
-                    named = re.search(r"[(]`([^`]+)`[)]$", detail)
-                    if named and (bounded_by_name(named.group(1)) or named.group(1) == "names"):
-                        continue  # ``len(self.cfg["names"])``: the class names of a configuration
-                    return True
+        for kind, detail, _row, on_self, _scope in model.own_signal(ref, attr, "attr_uses", lambda use: use[4]):
+            if kind == "table" and on_self:
+                key = table_key(detail)
+                if key is not None and (bounded_by_name(key) or key == "names"):
+                    continue  # ``len(self.cfg["names"])``: the class names of a configuration
+                return True
         for fn in model.hierarchy_methods(ref):
             flow = fn.fn.flow
             if attr in flow.iterates:
