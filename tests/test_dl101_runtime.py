@@ -56,6 +56,16 @@ CASES = {
             "data",
         ),
     ],
+    # the class folders' files found by a recursive walk's inner function; a visited tree
+    "dl101/closure_appends": [
+        ("fixed", "closure_appends", "PoseImages(root, ('.txt',))", "images"),
+        (
+            "unsafe-fixed",
+            "closure_appends",
+            "Visited({'path': root, 'children': [{'path': 'a', 'children': [{'path': 'c', 'children': []}]}, {'path': 'b', 'children': []}]})",
+            "paths",
+        ),
+    ],
     # two index files (asserted to be at most four) and twenty json files
     "dl101/asserted_length": [
         (

@@ -278,6 +278,7 @@ class FlowBuilder:
                 self._local(s.name, ("fn", qual), s)
                 if kind is not ast.ClassDef:
                     self._closure_reads(s)
+                    self._closure_mutations(s, qual)
         elif kind is ast.Match:
             self.scan(s.subject)
             for case in s.cases:
@@ -462,6 +463,37 @@ class FlowBuilder:
                 self._indexes.setdefault(n.value.attr, []).append(self.expr(n.slice))
             elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
                 self._note_iteration(n.iter)
+
+    def _closure_mutations(self, fdef, qual: str) -> None:
+        """A function defined here that grows one of this function's lists (``def add(p):
+        imgs.append(p)``, called any number of times, recursively): the local is extended by
+        what that function adds to it (``("cm", its qualname, the name)``), as if in a loop of
+        unknown length."""
+        bound: set[str] = set()
+        mutated: list[tuple[str, str]] = []
+        for n in ast.walk(fdef):
+            if n is not fdef and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                if not isinstance(n, ast.Lambda):
+                    bound.add(n.name)
+            if isinstance(n, ast.arg):
+                bound.add(n.arg)
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                bound.add(n.id)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS:
+                recv = n.func.value
+                if isinstance(recv, ast.Name) and (n.args or n.keywords):
+                    mutated.append((recv.id, n.func.attr))
+        if not mutated:
+            return
+        # (a nonlocal declaration binds nothing in the inner function)
+        bound -= {name for n in ast.walk(fdef) if isinstance(n, ast.Nonlocal) for name in n.names}
+        self._loops.append(("while",))
+        try:
+            for name in dict.fromkeys(name for name, _ in mutated):
+                if name not in bound and name in self._locals:
+                    self._mut(name, "extend", ("cm", qual, name))
+        finally:
+            self._loops.pop()
 
     def _note_iterator(self, target, value) -> None:
         """``self.source = iter(self.data)`` / ``it = iter(self.data)``: walking the iterator

@@ -1457,6 +1457,18 @@ class Values:
     def _ev_localfn(self, ir, env, depth):
         return val("localfn", detail=ir[1], why=((f"`{ir[1].rsplit('.', 1)[-1]}`, defined inside a function", env.facts.path, env.fn.fn.span.row if env.fn else 1),))
 
+    def _ev_closure_muts(self, ir, env, depth):
+        """("cm", qualname, name): what a function defined in this one adds to this one's local
+        ``name`` (its own ``name.append(v)`` / ``name[k] = v`` ...), as a container of those values."""
+        fn = env.facts.functions.get(ir[1])
+        if fn is None or fn.flow is None:
+            return UNKNOWN
+        inner = Env(env.facts, self._funcref(env.facts, fn), env.self_cls)
+        out = BOTTOM
+        for how, value, loops in fn.flow.muts.get(ir[2], ()):
+            out = self._mutate(out, how, value, loops, inner, depth + 1, None)
+        return out if not out.is_bottom else UNKNOWN
+
     def _ev_with(self, ir, env, depth):
         return self._eval(ir[1], env, depth)
 
@@ -2374,6 +2386,7 @@ _HANDLERS = {
     "u": Values._ev_union,
     "lam": Values._ev_lambda,
     "fn": Values._ev_localfn,
+    "cm": Values._ev_closure_muts,
     "with": Values._ev_with,
     "fs": Values._ev_str,
     "kb": Values._ev_bytes,
