@@ -66,6 +66,15 @@ CASES = {
             "paths",
         ),
     ],
+    # a transforms file with one camera per image (the rig's cameras stay as they are)
+    "dl101/camera_tables": [
+        (
+            "unsafe-fixed",
+            "camera_tables",
+            "(lambda r, json=__import__('json'): open(r + '/../transforms.json', 'w').write(json.dumps({'frames': [{'file_path': f'im_{i}.png', 'transform_matrix': [[i, 0], [0, 1]]} for i in range(9)]})) and PerImageCameras(r + '/../transforms.json'))(root)",
+            "images",
+        ),
+    ],
     # two index files (asserted to be at most four) and twenty json files
     "dl101/asserted_length": [
         (

@@ -55,6 +55,8 @@ BOUNDED_WORDS = frozenset(
         "vocab", "vocabulary", "mean", "std", "transform", "transforms", "aug", "augs", "augmentation",
         "augmentations", "pipeline", "cfg", "config", "conf", "configs", "opt", "opts", "args", "hparams",
         "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales",
+        # a capture rig's cameras (intrinsics, extrinsics per camera): as many as the rig has
+        "cam", "cams", "camera", "cameras",
     }
 )
 _MAP_NAME = re.compile(
