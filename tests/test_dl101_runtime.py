@@ -66,6 +66,15 @@ CASES = {
             "paths",
         ),
     ],
+    # a sequence list and each sequence's class
+    "dl101/grouped_by_label": [
+        (
+            "fixed",
+            "grouped_by_label",
+            "(lambda r: open(r + '/../list.txt', 'w').write(''.join(f'seq_{i:03d}\\n' for i in range(60))) and Sequences(r + '/..', {f'seq_{i:03d}': {'object_class_name': 'xyz'[i % 3]} for i in range(60)}))(root)",
+            "sequence_list",
+        ),
+    ],
     # a transforms file with one camera per image (the rig's cameras stay as they are)
     "dl101/camera_tables": [
         (

@@ -525,7 +525,11 @@ class CopyOnReadContainer(Rule):
                     break
         # the samples grouped by class (``self.class_to_indices[y].append(i)`` per sample): the
         # name tells the keys, the lists hold the data
-        grouped = bool(follows) and value.has("dict") and value.elem is not None and value.elem.has("list", "set")
+        # (or each list is built by walking the data: ``seq_per_class[c].append(i)`` over the lines
+        # of a sequence list)
+        grouped = value.has("dict") and value.elem is not None and value.elem.has("list", "set") and (
+            bool(follows) or value.elem.size in (DATA, LOAD)
+        )
         if grows and bounded_by_name(attr) and not grouped and not any(how == "index" for how, _f, _r in uses):
             grows = False  # class names, label maps, configuration: bounded by a schema
         if grows and model.length_asserted(ref, attr):
