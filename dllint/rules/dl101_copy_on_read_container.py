@@ -57,6 +57,8 @@ BOUNDED_WORDS = frozenset(
         "kwargs", "options", "settings", "param", "params", "palette", "colors", "colormap", "scales",
         # a capture rig's cameras (intrinsics, extrinsics per camera): as many as the rig has
         "cam", "cams", "camera", "cameras",
+        # per shard file (offsets, sizes, readers): a handful of shards
+        "shard", "shards",
     }
 )
 _MAP_NAME = re.compile(
