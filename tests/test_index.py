@@ -833,3 +833,62 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     before = carry["call_index"]
     third.call_sites(third.resolve("b.make", "/p"))
     assert carry["call_index"] is not before
+
+
+def test_a_class_keeping_a_file_open_is_a_reader_and_one_that_keeps_a_path_is_not():
+    src = """
+import h5py
+
+class BinReader:
+    def __init__(self, path):
+        self.path = path
+        self.file = open(path, "rb")
+
+class LazyH5:
+    def __init__(self, path):
+        self.path = path
+        self.h5 = None
+    def open(self):
+        self.h5 = h5py.File(self.path, "r")
+
+class Record:
+    def __init__(self, path):
+        self.path = path
+        self.size = 0
+"""
+    idx = build(facts_of(src))
+    by_name = {c.cls.name: c for c in idx.classes()}
+    assert idx.holds_open_file(by_name["BinReader"])
+    assert idx.holds_open_file(by_name["LazyH5"])  # (opened later: still one handle per object)
+    assert not idx.holds_open_file(by_name["Record"])
+
+
+def test_a_list_filled_by_a_function_defined_inside_holds_what_that_function_appends():
+    src = """
+import glob
+from torch.utils.data import Dataset
+
+class Images(Dataset):
+    def __init__(self, root):
+        found = []
+        kept = []
+
+        def add(path):
+            for image in glob.glob(path + "/*.png"):
+                found.append(image)
+
+        def shadowing(path):
+            kept = []
+            kept.append(path)
+
+        add(root)
+        shadowing(root)
+        self.images = found
+        self.kept = kept
+"""
+    idx = build(facts_of(src))
+    images = next(c for c in idx.dataset_classes() if c.cls.name == "Images")
+    value = idx.attr_value(images, "images")
+    assert value.kinds == frozenset({"list"}) and value.size == "data"
+    assert value.why and "glob" in value.why[0][0]
+    assert idx.attr_value(images, "kept").size == "empty"  # the inner function's own list

@@ -13,6 +13,8 @@ from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import Env, is_property
 
 ENTRIES = ("__getitem__", "__getitems__")
+# what an open file is held as: a file object, a memory map, an HDF5 / LMDB / zip ... handle
+OPEN_FILES = frozenset({"file", "memmap", "handle", "h5dataset"})
 
 
 class SampleUses:
@@ -193,6 +195,26 @@ class SampleUses:
                 if _extends_per_element(callee.fn.flow, lambda it: _walked(it, "p") in names):
                     return True
         return False
+
+    def holds_open_file(self, ref: ClassRef) -> bool:
+        """Whether instances of a project class keep a file open: an attribute its methods store
+        is an open file, a memory map, an HDF5 / LMDB / zip handle (``self.mm =
+        mmap.mmap(self.file.fileno(), 0)``). A list of them is one reader per file: each holds a
+        file descriptor, so there are at most a few dozen, never one per sample."""
+        memo = self.__dict__.setdefault("_open_file_memo", {})
+        if ref.key in memo:
+            return memo[ref.key]
+        memo[ref.key] = False  # (a class storing itself: not a reader by that path)
+        found = False
+        for fn in self.hierarchy_methods(ref):
+            for attr in fn.fn.flow.writes:
+                if self.attr_value(ref, attr).kinds & OPEN_FILES:
+                    found = True
+                    break
+            if found:
+                break
+        memo[ref.key] = found
+        return found
 
     def _int_key(self, key_ir, fn: FuncRef, ref: ClassRef) -> bool:
         if key_ir is None:

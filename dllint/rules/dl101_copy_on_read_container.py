@@ -538,6 +538,8 @@ class CopyOnReadContainer(Rule):
             grows = False  # ``assert len(self.paths) == 1``: the code fixes its size
         if grows and value.elem is not None and value.elem.kinds and value.elem.kinds <= PER_FILE:
             grows = False  # one memmap / open file / table per shard file: a few dozen entries
+        if grows and value.elem is not None and value.elem.kinds == frozenset({"instance"}) and value.elem.cls is not None and model.holds_open_file(value.elem.cls):
+            grows = False  # one reader object per file, each keeping it open: a few dozen entries
         if grows and size == DATA and not uses and value.why and value.why[0][0].startswith("a directory") and model.shard_listing(ref, attr):
             grows = False  # the shard files whose records another attribute gathers: a few dozen
         if not grows:
