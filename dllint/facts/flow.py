@@ -611,6 +611,19 @@ class FlowBuilder:
                 elif isinstance(recv, ast.Subscript) and isinstance(recv.value, ast.Name):
                     # names_lr[si].append(x): the list's (or dict's) elements grow
                     self._mut(recv.value.id, "setitem-" + method, ("kv", self.expr(recv.slice), value))
+                elif isinstance(recv, ast.Subscript) and isinstance(recv.value, ast.Subscript):
+                    # self.labels[video][frame].append(box) on nested defaultdicts, at a key that
+                    # changes (it names a local): the nested tables grow, and with them the outer
+                    # one (recorded as its own entries growing); not ``self.by[self.field][k]``
+                    first = recv.value
+                    while isinstance(first.value, ast.Subscript):
+                        first = first.value
+                    outer = self.expr(first.slice)
+                    if _mentions_local(outer):
+                        if self._is_self_attr(first.value):
+                            self._write(first.value.attr, "setitem-" + method, ("kv", outer, value), call)
+                        elif isinstance(first.value, ast.Name):
+                            self._mut(first.value.id, "setitem-" + method, ("kv", outer, value))
             if self.self_name is not None and isinstance(recv, ast.Name) and recv.id == self.self_name:
                 self._calls.append(("self", method, *self._args(call), call.lineno))
                 return

@@ -1390,8 +1390,6 @@ class Values:
         if kind == "dict":
             key = self._eval(elt[1], env, depth)
             value = self._eval(elt[2], env, depth)
-            if size in (DATA, LOAD) and _is_dedup_key(key):
-                size, why = DEDUP, ()
             return Val(frozenset({"dict"}), elem=value, key=key, size=size, why=why)
         elem = self._eval(elt, env, depth)
         if kind == "gen":
@@ -2148,8 +2146,6 @@ class Values:
             why = loop_why if loops else ()
             if isinstance(ir, tuple) and ir[0] == "kv" and isinstance(ir[1], tuple) and ir[1][:1] == ("k",):
                 size, why = BOUNDED, ()  # `d["name"] = v` in a loop: one key, however often it is set
-            if size in (DATA, LOAD) and _is_dedup_key(k):
-                size, why = DEDUP, ()
             return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
         return current
 
@@ -2219,11 +2215,6 @@ def _keeps_identity(ir, depth: int = 0) -> bool:
         return ir[2] in ("name", "stem") and _keeps_identity(ir[1], depth + 1)
     if ir[0] == "c" and ir[1][0] == "g" and ir[1][1] in _IDENTITY_CALLS:
         return any(a[0] != "*" and _keeps_identity(a, depth + 1) for a in ir[2])
-    return False
-
-
-def _is_dedup_key(key: Val) -> bool:
-    """A dict keyed by a label or class name from the data is a vocabulary (bounded)."""
     return False
 
 
