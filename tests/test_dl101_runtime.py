@@ -66,6 +66,8 @@ CASES = {
             "paths",
         ),
     ],
+    # a wrapped list of forty samples, shuffled for retries
+    "dl101/shuffled_indices": [("fixed", "shuffled_indices", "Lazy([f'sample {i}' for i in range(40)])", "_idx_list")],
     # a sequence list and each sequence's class
     "dl101/grouped_by_label": [
         (

@@ -351,9 +351,10 @@ ARRAY_CTORS = frozenset(
         "numpy.empty", "numpy.full", "numpy.arange", "numpy.linspace", "numpy.vstack", "numpy.hstack",
         "numpy.frombuffer", "numpy.fromfile", "numpy.cumsum", "numpy.asanyarray", "numpy.ascontiguousarray",
         "numpy.unique", "numpy.sort", "numpy.argsort", "numpy.where", "numpy.nonzero", "numpy.repeat",
-        "numpy.tile", "numpy.loadtxt", "numpy.genfromtxt", "numpy.load",
+        "numpy.tile", "numpy.loadtxt", "numpy.genfromtxt", "numpy.load", "numpy.random.permutation",
     }
 )
+INT_ARRAY = "an integer array"  # the detail of ``np.arange(n)`` / a permutation: ``.tolist()`` gives ints
 NUMPY_DTYPE_OBJECT = frozenset({"builtins.object", "numpy.object_", "numpy.object", "object", "O"})
 # calls that keep a callable argument inside the object they build
 LAMBDA_HOLDERS = frozenset(
@@ -1906,6 +1907,8 @@ class Values:
                 # ragged or object elements: numpy makes an object array
                 if e.has("dict", "instance", "none"):
                     return val("ndarray-obj", size=size, why=inner.why)
+        if qual in ("numpy.arange", "numpy.random.permutation") and dtype_name is None:
+            return val("ndarray", size=size, why=inner.why if inner is not None else (), detail=INT_ARRAY)
         return val("ndarray", size=size, why=inner.why if inner is not None else ())
 
     def _method_call(self, recv: Val, method: str, args, kwargs, env, depth, where) -> Val:
@@ -1928,6 +1931,11 @@ class Values:
             if dev is not None and dev.device:
                 return replace(recv, device=dev.device, kinds=(recv.kinds - {"unknown"}) | {"cudaobj"}, why=(("moved to CUDA", *where),))
             return recv
+        if recv.has("rng") and method == "permutation" and args:
+            # ``rng.permutation(len(self.dataset))``: one index per sample, shuffled
+            inner = self._arg(args, kwargs, 0, None, env, depth)
+            if inner is not None and inner.size in (DATA, LOAD):
+                return val("ndarray", size=inner.size, why=inner.why, detail=INT_ARRAY)
         if recv.has("rng") and method in ("manual_seed", "seed"):
             return recv
         if recv.has("manager") and method in MANAGER_PROXIES:
@@ -2036,7 +2044,7 @@ class Values:
             return replace(recv, kinds=frozenset({"dataframe"})) if method in ("copy", "reset_index", "sort_values", "dropna", "fillna", "query", "merge", "drop", "rename", "sample", "astype", "apply", "loc", "iloc", "head") else UNKNOWN
         if recv.has("ndarray", "ndarray-obj", "tensor", "memmap"):
             if method == "tolist":
-                e = UNKNOWN if recv.has("ndarray-obj") else val("int", "float", size=BOUNDED)
+                e = UNKNOWN if recv.has("ndarray-obj") else val("int", size=BOUNDED) if recv.detail == INT_ARRAY else val("int", "float", size=BOUNDED)
                 return container("list", e, recv.size if recv.size != BOUNDED else UNKNOWN_SIZE, recv.why)
             if method == "astype":
                 dtype = _dtype_name(self._arg_ir(args, kwargs, 0, "dtype"))
