@@ -195,9 +195,10 @@ class CopyOnReadContainer(Rule):
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
             a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
-            `labels_map`) unless worker code indexes them with the sample index,
+            `labels_map`), a capture rig's camera tables (`cams`, `cameras`) and per-shard
+            tables (`shard_offset`) unless worker code indexes them with the sample index,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
-            file per shard file, a list of shard files whose records the class gathers several at
+            file per shard file (or one reader object per file, each keeping it open), a list of shard files whose records the class gathers several at
             a time (`self.data.extend(read(path))` per file), records read only at fixed positions,
             a container the code builds with a fixed size in one method that another
             reads back from a cache), a list of Dataset objects (one per source: each is judged on
