@@ -198,9 +198,9 @@ class SampleUses:
 
     def holds_open_file(self, ref: ClassRef) -> bool:
         """Whether instances of a project class keep a file open: an attribute its methods store
-        is an open file, a memory map, an HDF5 / LMDB / zip handle (``self.mm =
-        mmap.mmap(self.file.fileno(), 0)``). A list of them is one reader per file: each holds a
-        file descriptor, so there are at most a few dozen, never one per sample."""
+        is an open file, a numpy memmap, an HDF5 / LMDB / zip handle (``self.file = open(path,
+        "rb")``). A list of them is one reader per file: each holds a file descriptor, so there
+        are at most a few dozen, never one per sample."""
         memo = self.__dict__.setdefault("_open_file_memo", {})
         if ref.key in memo:
             return memo[ref.key]

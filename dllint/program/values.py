@@ -1458,7 +1458,8 @@ class Values:
 
     def _ev_closure_muts(self, ir, env, depth):
         """("cm", qualname, name): what a function defined in this one adds to this one's local
-        ``name`` (its own ``name.append(v)`` / ``name[k] = v`` ...), as a container of those values."""
+        ``name`` (the mutations its own flow records on ``name``: ``name.append(v)``,
+        ``name.extend(vs)`` ...), as a container of those values."""
         fn = env.facts.functions.get(ir[1])
         if fn is None or fn.flow is None:
             return UNKNOWN

@@ -198,8 +198,9 @@ class CopyOnReadContainer(Rule):
             `labels_map`), a capture rig's camera tables (`cams`, `cameras`) and per-shard
             tables (`shard_offset`) unless worker code indexes them with the sample index,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
-            file per shard file (or one reader object per file, each keeping it open), a list of shard files whose records the class gathers several at
-            a time (`self.data.extend(read(path))` per file), records read only at fixed positions,
+            file per shard file (or one reader object per file, each keeping it open), a list of
+            shard files whose records the class gathers several at a time
+            (`self.data.extend(read(path))` per file), records read only at fixed positions,
             a container the code builds with a fixed size in one method that another
             reads back from a cache), a list of Dataset objects (one per source: each is judged on
             its own class), `multiprocessing.Manager()` proxies (their items live in the
