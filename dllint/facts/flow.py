@@ -470,26 +470,27 @@ class FlowBuilder:
         what that function adds to it (``("cm", its qualname, the name)``), as if in a loop of
         unknown length."""
         bound: set[str] = set()
-        mutated: list[tuple[str, str]] = []
+        declared: set[str] = set()  # nonlocal names: bound in this function, not the inner one
+        mutated: dict[str, None] = {}  # the names it grows, in order
         for n in ast.walk(fdef):
-            if n is not fdef and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                if not isinstance(n, ast.Lambda):
-                    bound.add(n.name)
-            if isinstance(n, ast.arg):
+            if n is not fdef and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(n.name)
+            elif isinstance(n, ast.arg):
                 bound.add(n.arg)
             elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 bound.add(n.id)
+            elif isinstance(n, ast.Nonlocal):
+                declared.update(n.names)
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS:
                 recv = n.func.value
                 if isinstance(recv, ast.Name) and (n.args or n.keywords):
-                    mutated.append((recv.id, n.func.attr))
+                    mutated[recv.id] = None
         if not mutated:
             return
-        # (a nonlocal declaration binds nothing in the inner function)
-        bound -= {name for n in ast.walk(fdef) if isinstance(n, ast.Nonlocal) for name in n.names}
+        bound -= declared
         self._loops.append(("while",))
         try:
-            for name in dict.fromkeys(name for name, _ in mutated):
+            for name in mutated:
                 if name not in bound and name in self._locals:
                     self._mut(name, "extend", ("cm", qual, name))
         finally:

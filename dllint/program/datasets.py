@@ -205,14 +205,7 @@ class SampleUses:
         if ref.key in memo:
             return memo[ref.key]
         memo[ref.key] = False  # (a class storing itself: not a reader by that path)
-        found = False
-        for fn in self.hierarchy_methods(ref):
-            for attr in fn.fn.flow.writes:
-                if self.attr_value(ref, attr).kinds & OPEN_FILES:
-                    found = True
-                    break
-            if found:
-                break
+        found = any(self.attr_value(ref, attr).kinds & OPEN_FILES for fn in self.hierarchy_methods(ref) for attr in fn.fn.flow.writes)
         memo[ref.key] = found
         return found
 
