@@ -90,7 +90,7 @@ class SampleUses:
                     source = w[1]
                     if w[0] == "=" and source[0] == "s" and source[1] != attr and attr in out and source[1] not in out:
                         out[source[1]] = list(out[attr])
-        if self.find_method(ref, "__getitem__") is None:
+        if self._library_serves(ref):
             # a library base serves the samples: what its ``__getitem__`` indexes per sample
             for attr in self._library_samples(ref):
                 out.setdefault(attr, []).append(("index", "__getitem__", ref.cls.span.row))
@@ -105,6 +105,24 @@ class SampleUses:
         """The library base whose own code reads ``self.<attr>`` (torchvision's ``ImageFolder``
         indexes ``samples``), or None: uses dllint does not see, so no fix is proven safe."""
         return self._library_samples(ref).get(attr)
+
+    def _library_serves(self, ref: ClassRef) -> bool:
+        """Whether a library base's ``__getitem__`` serves the samples: the class's project
+        hierarchy defines none, or each one it defines ends in ``super().__getitem__(...)`` and the
+        last reaches past every project class (``img, target = super().__getitem__(idx)`` in a
+        subclass of torchvision's ``CocoDetection``)."""
+        method = self.find_method(ref, "__getitem__")
+        seen = set()
+        while method is not None:
+            flow = method.fn.flow
+            if method.key in seen or flow is None or not any(c[0] == "super" and c[1] == "__getitem__" for c in flow.calls):
+                return False
+            seen.add(method.key)
+            owner = self.class_of(method)
+            if owner is None:
+                return False
+            method = self.find_method(ref, "__getitem__", after=owner)
+        return True
 
     def _library_samples(self, ref: ClassRef) -> dict[str, str]:
         """attr -> the library base whose own ``__getitem__`` indexes ``self.<attr>`` with the
