@@ -261,6 +261,7 @@ NOT_RUNNABLE = {
     "dl101/openmmlab_base": "needs mmdet3d (its fix is unsafe)",
     "dl101/torchvision_folder": "needs torchvision (not a test dependency; its fixes are unsafe)",
     "dl101/torchvision_coco": "needs torchvision and a COCO annotation file (its fixes are unsafe)",
+    "dl101/coco_subclass": "needs pycocotools and a COCO video annotation file (its fixes are unsafe)",
     "projects/dl101_script_in_package": "needs a JSON-lines caption file (its fix is unsafe)",
     "projects/dl101_package_fragment": "imports a sibling module the fixture leaves out, as a fragment of a package does (its fix is unsafe)",
 }

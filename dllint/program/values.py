@@ -424,6 +424,7 @@ SPLITTERS = frozenset({"split", "splitlines", "rsplit"})
 OPENMMLAB_LOADERS = frozenset({"load_annotations", "load_data_list"})
 COCO_DATA_METHODS = frozenset({"getImgIds", "getAnnIds", "loadImgs", "loadAnns", "get_img_ids", "get_ann_ids", "load_imgs", "load_anns"})
 COCO_DATA_ATTRS = frozenset({"imgs", "anns", "imgToAnns", "img_ann_map", "dataset", "img_ids", "ann_ids"})
+COCO_CLASSES = frozenset({"pycocotools.coco.COCO", "pycocotools.COCO"})
 COCO_JSON = "coco.dataset"  # the detail of a COCO object's ``.dataset`` (its annotation file's JSON)
 # the parts of a COCO annotation file that do not grow with the images: the format's schema
 COCO_BOUNDED_KEYS = frozenset({"categories", "info", "licenses", "type"})
@@ -481,7 +482,16 @@ class Values:
     def _library_attr(self, cls, attr: str) -> Val:
         """What a library base's constructor stores, when the class's constructors call it:
         torchvision's ``DatasetFolder`` / ``ImageFolder`` keep ``samples`` (and ``imgs``), one
-        (path, class index) tuple per file under the root."""
+        (path, class index) tuple per file under the root; pycocotools' ``COCO`` keeps its
+        annotation file's JSON (``dataset``) and per-image / per-annotation indexes (a project
+        ``class CocoVID(COCO)`` walks ``self.dataset["videos"]`` in its own ``createIndex``)."""
+        if attr == "dataset" or attr in COCO_DATA_ATTRS:
+            coco = {canonical(b) or b for b in self.external_bases(cls)} & COCO_CLASSES
+            if coco and self._runs_on(self.mro(cls), "__init__"):
+                why = ((f"a COCO annotation file (`{cls.cls.name}`, a `COCO` subclass)", cls.file.path, cls.cls.span.row),)
+                if attr == "dataset":
+                    return val("dict", size=DATA, why=why, detail=COCO_JSON)
+                return val("dict", "list", size=DATA, why=why)
         if attr not in ("samples", "imgs"):
             return BOTTOM
         folder = [b for b in self.external_bases(cls) if is_torchvision_folder(canonical(b) or b)]
@@ -1549,7 +1559,7 @@ class Values:
         device = None
         if any(b.startswith("torch.nn.") for b in external):
             kinds.add("module")
-        if any(b in ("pycocotools.coco.COCO", "pycocotools.COCO") for b in external):
+        if external & COCO_CLASSES:
             kinds.add("coco")
         # a subclass of list / dict (collections.UserList ...) is a Python container itself
         container_kind = next((CONTAINER_BASES[b] for b in sorted(external) if b in CONTAINER_BASES), None)
