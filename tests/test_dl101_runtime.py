@@ -110,6 +110,15 @@ CASES = {
             "samples",
         ),
     ],
+    # four sequence folders and a tab-separated sequence -> class list
+    "dl101/sample_keyed_maps": [
+        (
+            "fixed",
+            "sample_keyed_maps",
+            "(lambda r, os=__import__('os'): [os.makedirs(f'{r}/../seqs/sequence_{i:03d}', exist_ok=True) for i in range(40)] and open(r + '/../map.txt', 'w').write(''.join(f'sequence_{i:03d}\\t{\"car\" if i % 2 else \"bus\"}\\n' for i in range(40))) and Tracking(r + '/../seqs', r + '/../map.txt'))(root)",
+            "sequences",
+        ),
+    ],
     "dl101/deleted_in_init": [
         (
             "unsafe-fixed",

@@ -68,10 +68,27 @@ _MAP_NAME = re.compile(
 )
 
 
+# a map's key words that name one entry per sample: ``seq_to_class_map``, ``img2cls`` and
+# ``video_to_label`` hold one class per sequence / image / video, however the values are named
+PER_SAMPLE_KEYS = frozenset(
+    {
+        "seq", "seqs", "sequence", "sequences", "img", "imgs", "image", "images", "video", "videos",
+        "vid", "vids", "file", "files", "fname", "filename", "path", "sample", "samples", "utt",
+        "utterance", "frame", "frames", "clip", "clips", "track", "tracks", "item", "items",
+    }
+)
+_MAP_KEY = re.compile(r"^(.+?)(?:2|_to_)[a-z]")
+
+
 def bounded_by_name(attr: str) -> bool:
-    """``self.class_names``, ``self.label2id``, ``self.idx_to_class``: a schema's size."""
-    words = {w for w in attr.lower().strip("_").split("_") if w}
-    return bool(words & BOUNDED_WORDS) or _MAP_NAME.search(attr.lower().strip("_")) is not None
+    """``self.class_names``, ``self.label2id``, ``self.idx_to_class``: a schema's size; not a
+    map keyed by the samples (``self.seq_to_class_map``, ``self.img2cls``)."""
+    name = attr.lower().strip("_")
+    key = _MAP_KEY.match(name)
+    if key is not None and set(key.group(1).split("_")) & PER_SAMPLE_KEYS:
+        return False
+    words = {w for w in name.split("_") if w}
+    return bool(words & BOUNDED_WORDS) or _MAP_NAME.search(name) is not None
 
 
 @replayable("dl101.convert_in_init")
