@@ -119,6 +119,15 @@ CASES = {
             "sequences",
         ),
     ],
+    # forty frames, one camera pose per frame and one intrinsic matrix
+    "dl101/frame_windows": [
+        (
+            "fixed",
+            "frame_windows",
+            "(lambda r, os=__import__('os'): os.makedirs(f'{r}/../fw/images', exist_ok=True) or [open(f'{r}/../fw/images/frame_{i:04d}.png', 'w').write('x') for i in range(40)] and open(f'{r}/../fw/cams.txt', 'w').write(''.join(f'{i} {i + 1} {i + 2} 0\\n' for i in range(40))) and open(f'{r}/../fw/intrinsic.txt', 'w').write('1 0 0\\n0 1 0\\n0 0 1\\n') and FrameWindows(f'{r}/../fw', [1.0, 0.8, 0.6]))(root)",
+            "frames",
+        ),
+    ],
     "dl101/deleted_in_init": [
         (
             "unsafe-fixed",

@@ -435,8 +435,14 @@ def _uses(ir, params: set[str], local_taint: set[str], depth: int = 0) -> bool:
         return any(_uses(o, params, local_taint, depth + 1) for o in ir[1])
     if tag == "c" and ir[1][0] == "g" and ir[1][1] in _ARITH_CALLS:
         return any(a[0] != "*" and _uses(a, params, local_taint, depth + 1) for a in ir[2])
-    if tag == "L" and ir[1] == "tuple":  # self.x[idx, 0]
+    if tag == "L":  # self.x[idx, 0]; a window of positions around the sample: [idx] + [...]
         return any(e[0] not in ("*", "more") and _uses(e, params, local_taint, depth + 1) for e in ir[2])
+    if tag == "e":  # for i in range(idx, idx + n) / for j in idx + self.offsets: a neighbour's position
+        return _uses(ir[1], params, local_taint, depth + 1)
+    if tag == "C" and ir[1] != "dict":  # [i for i in window if i != idx]
+        return _uses(ir[2], params, local_taint, depth + 1)
+    if tag == "c" and ir[1][0] == "g" and ir[1][1] == "builtins.range":
+        return any(a[0] != "*" and _uses(a, params, local_taint, depth + 1) for a in ir[2])
     return _formats(ir, params, local_taint, depth)
 
 

@@ -488,7 +488,7 @@ class Values:
         if attr == "dataset" or attr in COCO_DATA_ATTRS:
             coco = {canonical(b) or b for b in self.external_bases(cls)} & COCO_CLASSES
             if coco and self._runs_on(self.mro(cls), "__init__"):
-                why = ((f"a COCO annotation file (`{cls.cls.name}`, a `COCO` subclass)", cls.file.path, cls.cls.span.row),)
+                why = ((f"a COCO annotation file (`{cls.cls.name}`)", cls.file.path, cls.cls.span.row),)
                 if attr == "dataset":
                     return val("dict", size=DATA, why=why, detail=COCO_JSON)
                 return val("dict", "list", size=DATA, why=why)
@@ -1904,6 +1904,10 @@ class Values:
             if pickled is not None and pickled.has("bool") and not pickled.has("none"):
                 return val("ndarray", "ndarray-obj", "records", size=LOAD, why=(("records of a pickled .npy file", *where),))
             return val("ndarray", size=LOAD, why=(("a .npy array", *where),))
+        if qual in ("numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile"):
+            # a file's rows (a pose per frame, a label per image) or a small matrix: sized by the
+            # file, used as a table only where the code uses it as one, as loaded records are
+            return val("ndarray", size=LOAD, why=((f"the rows of a file (`{qual.replace('numpy.', 'np.')}`)", *where),))
         inner = self._arg(args, kwargs, 0, None, env, depth)
         dtype = self._arg_ir(args, kwargs, 1 if qual in ("numpy.array", "numpy.asarray") else None, "dtype")
         dtype_name = _dtype_name(dtype)

@@ -137,7 +137,9 @@ class CopyOnReadContainer(Rule):
               path manager such as iopath's; OpenMMLab's `list_from_file`, which reads class-name
               files as often as split lists, only with a per-sample use below), json / pickle / yaml /
               csv / parquet records (and a table's columns, `df["col"]` or `df.col`), the arrays of a
-              loaded `.npz`, HDF5 and LMDB keys, a COCO-style annotation API, the lines of a
+              loaded `.npz`, the rows of `np.loadtxt` / `np.genfromtxt` / `np.fromfile` (judged by
+              their use, as records are), HDF5 and LMDB keys, a COCO-style annotation API (also a
+              project subclass of pycocotools' `COCO`: its `dataset` and per-image indexes), the lines of a
               Kaldi index file (`kaldiio.load_scp`: wav.scp, feats.scp), the rows of a Hugging
               Face `datasets` table copied out with `to_pandas()`, a count a file states
               (`range(int(lines[0]))`, judged by its use as records are); a comprehension, `zip`,
@@ -164,7 +166,11 @@ class CopyOnReadContainer(Rule):
               instance to, `load_image(self, index)`, the `get_data_info(index)` an OpenMMLab
               base's `__getitem__` calls, torchvision's `ImageFolder.__getitem__` reading
               `samples`, `CIFAR10` / `MNIST` reading `data` and `targets`, `SVHN` / `STL10`
-              `data` and `labels`) indexes it with the sample index, directly
+              `data` and `labels`, `CocoDetection` `ids`, `VOCDetection` `images` and
+              `annotations`, and the other torchvision datasets' per-sample lists, also when the
+              class's own `__getitem__` serves through `super().__getitem__(idx)`) indexes it
+              with the sample index (or a neighbour's position computed from it: `range(idx, idx + n)`,
+              `idx + self.offsets`, `[idx] + others`), directly
               or through a `@property` / a getter that returns it, or `__iter__` walks it one
               sample per element (directly, a slice of it, or through an iterator it keeps first:
               `self.source = iter(self.data)`; not a walk with a loop in its body, which reads
@@ -212,7 +218,7 @@ class CopyOnReadContainer(Rule):
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
             a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
-            `labels_map`), a capture rig's camera tables (`cams`, `cameras`) and per-shard
+            `labels_map`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`), a capture rig's camera tables (`cams`, `cameras`) and per-shard
             tables (`shard_offset`) unless worker code indexes them with the sample index,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
             file per shard file (or one reader object per file, each keeping it open), a list of
