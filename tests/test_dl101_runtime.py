@@ -128,6 +128,15 @@ CASES = {
             "frames",
         ),
     ],
+    # forty captions, one per line
+    "dl101/trainer_stored_loader": [
+        (
+            "fixed",
+            "trainer_stored_loader",
+            "(lambda r: open(r + '/../caps.txt', 'w').write(''.join(f'a photo of thing number {i}\\n' for i in range(40))) and Captions(r + '/../caps.txt'))(root)",
+            "lines",
+        ),
+    ],
     "dl101/deleted_in_init": [
         (
             "unsafe-fixed",

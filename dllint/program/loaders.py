@@ -159,9 +159,12 @@ class Loaders:
                     external.append(found)
             elif alt.kind == "param" and alt.ref and call.args_ir.get("dataset") != ("self",):
                 project.extend(self._passed_datasets(facts, call.scope, alt.ref))
-                if call.args_ir.get("dataset") == ("p", alt.ref):
+                ir = call.args_ir.get("dataset")
+                if ir == ("p", alt.ref) or (isinstance(ir, tuple) and ir[:1] in (("s",), ("a",))):
                     # each caller's classes kept apart (a join keeps one): ``BatchLoader(corpus.train)``
-                    # of a subclass whose ``__init__`` hands ``dataset`` to its base
+                    # of a subclass whose ``__init__`` hands ``dataset`` to its base; a trainer's
+                    # ``self.train_set``, the parameter its constructor stored (``_passed_datasets``
+                    # asks the loader's own function, which has no such parameter)
                     project.extend(follow())
             elif (wrapper or alt.kind in ("unknown", "param") or (alt.kind == "call" and not alt.ref)) and call.args_ir.get("dataset") is not None:
                 # (``DataLoader(dataset=self)`` in a method: the class's own instances)
@@ -212,7 +215,59 @@ class Loaders:
         value = call.args.get("num_workers")
         if value is None:
             return self._forwarded_workers(facts, call) if call.unresolved_kwargs else "no"
-        return _count_verdict(self._written_count(alt, facts) for alt in value.alternatives())
+        counts: list = []
+        for alt in value.alternatives():
+            if alt.kind == "param" and alt.ref:
+                counts.extend(self._parameter_counts(facts, call, alt.ref))
+            else:
+                counts.append(self._written_count(alt, facts))
+        return _count_verdict(counts)
+
+    def _parameter_counts(self, facts: FileFacts, call: LoaderCall, name: str) -> list:
+        """The worker counts a parameter brings (``num_workers=num_workers`` in a helper, or
+        ``num_workers=self.num_worker`` stored by a trainer's constructor): its literal default
+        where a call site leaves it out, the literal each site passes; [None] (not known) when
+        a site passes anything else or no call site is seen."""
+        source = self._param_source(facts, facts.functions.get(call.scope), call.args_ir.get("num_workers"))
+        if source is None or source[1] != name:
+            return [None]
+        owner, _ = source
+        sites = self.call_sites(owner)
+        if not sites:
+            return [None]
+        params = list(owner.fn.params)
+        counts = []
+        for _env, args, kwargs, _row, skip_self in sites:
+            got = _bind_arg(params[1:] if skip_self and params else params, name, args, kwargs, owner.fn.kwonly)
+            if got is _MISSING:
+                got = owner.fn.flow.defaults.get(name)
+            counts.append(got[1] if isinstance(got, tuple) and got[:1] == ("k",) else None)
+        return counts
+
+    def _param_source(self, facts: FileFacts, fn, ir):
+        """(function, parameter) whose argument a loader argument ``ir`` is, in the loader's
+        function ``fn``: its own parameter, or an attribute of its class that one constructor
+        (or other method) stores from its parameter and nothing else writes (a trainer's
+        ``self.train_set``); None otherwise."""
+        if fn is None or fn.flow is None or not isinstance(ir, tuple):
+            return None
+        if ir[:1] == ("p",):
+            if any(d not in PLAIN_DECORATORS for d in fn.decorators):
+                return None  # (``@configurable(from_config=...)`` rewrites its calls' arguments)
+            return (self._funcref(facts, fn), ir[1]) if ir[1] in fn.params else None
+        if ir[:1] != ("s",):
+            return None
+        cls = self.class_of(self._funcref(facts, fn))
+        writes = self.attr_writes(cls, ir[1]) if cls is not None else []
+        if len(writes) != 1:
+            return None
+        owner, write = writes[0]
+        stored = write[1]
+        if write[0] != "=" or not (isinstance(stored, tuple) and stored[:1] == ("p",)) or owner.fn.flow is None:
+            return None
+        if any(d not in PLAIN_DECORATORS for d in owner.fn.decorators):
+            return None
+        return (owner, stored[1]) if stored[1] in owner.fn.params else None
 
     def _written_count(self, alt: Value, facts: FileFacts):
         """A worker count written in the code: a literal, or a module constant (None: neither)."""
@@ -245,21 +300,22 @@ class Loaders:
         when its call is not such a helper's, or a call cannot be matched."""
         call = loader.call
         dataset = call.args_ir.get("dataset")
-        fn = loader.file.functions.get(call.scope)
-        if fn is None or fn.flow is None or not (isinstance(dataset, tuple) and dataset[:1] == ("p",)) or dataset[1] not in fn.params:
+        scope = loader.file.functions.get(call.scope)
+        source = self._param_source(loader.file, scope, dataset)
+        if source is None:
             return loader
-        if any(d not in PLAIN_DECORATORS for d in fn.decorators):
-            return loader  # (``@configurable(from_config=...)`` rewrites its calls' arguments)
+        fnref, dataset_param = source
+        fn = fnref.fn
         count = call.args_ir.get("num_workers")
         if count is not None:
-            if not (isinstance(count, tuple) and count[:1] == ("p",) and count[1] in fn.params):
+            counted = self._param_source(loader.file, scope, count)
+            if counted is None or counted[0].key != fnref.key:
                 return loader
-            by_name = count[1]
+            by_name = counted[1]
         else:
-            if not (call.unresolved_kwargs and _forwards_kwargs(fn, call)):
+            if fn is not scope or not (call.unresolved_kwargs and _forwards_kwargs(fn, call)):
                 return loader
             by_name = None  # through the helper's **kwargs
-        fnref = self._funcref(loader.file, fn)
         wanted = {ref.key, *(c.key for c in self.subclasses_of(ref))}
         sites = self.call_sites(fnref)
         if len(sites) > MAX_HELPER_SITES:
@@ -267,7 +323,7 @@ class Loaders:
         counts = []
         for env, args, kwargs, _row, skip_self in sites:
             params = list(fn.params[1:] if skip_self and fn.params else fn.params)
-            passed = _bind_arg(params, dataset[1], args, kwargs, fn.kwonly)
+            passed = _bind_arg(params, dataset_param, args, kwargs, fn.kwonly)
             if passed is None:
                 return loader  # (``*args`` / ``**kw`` at a call: which dataset it passes is unseen)
             if passed is _MISSING or not any(c.key in wanted for c in self.instance_classes(passed, env)):

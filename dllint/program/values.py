@@ -633,6 +633,11 @@ class Values:
         tag = ir[0]
         if tag == "D":
             return [(v, env) for _k, v in ir[1]]
+        if tag == "C":  # {split: Images(split) for split in splits}, [Images(s) for s in splits]
+            elt = ir[2]
+            if ir[1] == "dict":
+                return [(elt[2], env)] if isinstance(elt, tuple) and elt[:1] == ("kv",) else []
+            return [(elt, env)]
         out: list = []
         if tag in ("n", "nk") and env.flow is not None:
             for value in env.flow.locals.get(ir[1], ()):
