@@ -236,13 +236,7 @@ class Loaders:
         if not sites:
             return [None]
         params = list(owner.fn.params)
-        counts = []
-        for _env, args, kwargs, _row, skip_self in sites:
-            got = _bind_arg(params[1:] if skip_self and params else params, name, args, kwargs, owner.fn.kwonly)
-            if got is _MISSING:
-                got = owner.fn.flow.defaults.get(name)
-            counts.append(got[1] if isinstance(got, tuple) and got[:1] == ("k",) else None)
-        return counts
+        return [_passed_count(owner.fn, params[1:] if skip_self and params else params, name, args, kwargs) for _e, args, kwargs, _r, skip_self in sites]
 
     def _param_source(self, facts: FileFacts, fn, ir):
         """(function, parameter) whose argument a loader argument ``ir`` is, in the loader's
@@ -331,10 +325,7 @@ class Loaders:
             if by_name is None:
                 counts.append(_forwarded_count(kwargs))
                 continue
-            got = _bind_arg(params, by_name, args, kwargs, fn.kwonly)
-            if got is _MISSING:
-                got = fn.flow.defaults.get(by_name)
-            counts.append(got[1] if isinstance(got, tuple) and got[:1] == ("k",) else None)
+            counts.append(_passed_count(fn, params, by_name, args, kwargs))
         if not counts:
             return loader
         workers = _count_verdict(counts)
@@ -584,3 +575,12 @@ class Loaders:
             if value is not None:
                 out[arg] = self.callable_targets(value, loader.file, scope_cls)
         return out
+
+
+def _passed_count(fn, params: list, name: str, args, kwargs):
+    """The literal worker count a call passes for parameter ``name`` of ``fn`` (its literal
+    default when the call leaves it out); None when it is not a literal or cannot be matched."""
+    got = _bind_arg(params, name, args, kwargs, fn.kwonly)
+    if got is _MISSING:
+        got = fn.flow.defaults.get(name)
+    return got[1] if isinstance(got, tuple) and got[:1] == ("k",) else None

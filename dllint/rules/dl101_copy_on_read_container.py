@@ -218,8 +218,8 @@ class CopyOnReadContainer(Rule):
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
             a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
-            `labels_map`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`), a capture rig's camera tables (`cams`, `cameras`) and per-shard
-            tables (`shard_offset`) unless worker code indexes them with the sample index,
+            `labels_map`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`), a
+            capture rig's camera tables (`cams`, `cameras`) and per-shard tables (`shard_offset`) unless worker code indexes them with the sample index,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
             file per shard file (or one reader object per file, each keeping it open), a list of
             shard files whose records the class gathers several at a time
@@ -251,8 +251,10 @@ class CopyOnReadContainer(Rule):
             named as a loader given `num_workers` and a dataset (`flashy.distrib.loader(ds,
             num_workers=8)`). A loader helper (`def make_loader(ds, workers): return
             DataLoader(ds, num_workers=workers)`, or one forwarding `**kwargs`) starts for each
-            Dataset the workers its calls passing that Dataset ask for, unless a decorator rewrites
-            its calls (`@configurable`). A dataset assigned in the other arm of the same `if` test
+            Dataset the workers its calls passing that Dataset ask for (a parameter's default where
+            they leave it out), unless a decorator rewrites its calls (`@configurable`); so does a
+            trainer whose methods build loaders from what its constructor stored
+            (`DataLoader(self.train_set, num_workers=self.num_worker)`). A dataset assigned in the other arm of the same `if` test
             as the loader (`if SHARDS: ds = ... else: ds = Folder(...)`, then `if SHARDS:
             WebLoader(ds, num_workers=4)`) does not reach it. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
