@@ -95,7 +95,8 @@ class Flow:
     deletes: frozenset[str] = frozenset()  # self attributes deleted (``del self.x``)
     # calls whose arguments matter across functions: (kind, target, args, kwargs, row) with kind
     # "self" (self.m(...)), "super" (super().m(...)), "super_from" (super(Base, self).m(...) naming
-    # another class: target (Base, m)), "ref" (a resolved name), "local" (a local holding a class or
+    # another class: target (Base, m)), "ref" (a resolved name), "lmeth" (``x.m(...)`` on a local:
+    # target (x, m)), "local" (a local holding a class or
     # function) or "attr"
     # (self.x.m(...): target is (x, m))
     calls: tuple = ()
@@ -640,6 +641,11 @@ class FlowBuilder:
                 return
             if self._is_self_attr(recv):
                 self._calls.append(("attr", (recv.attr, method), *self._args(call), call.lineno))
+                return
+            if isinstance(recv, ast.Name) and qual is None and recv.id != self.self_name and (call.args or call.keywords):
+                # ``solver.train(dataset)`` on a local: a project instance's method is bound here
+                # (the model reads what the local's assignments construct)
+                self._calls.append(("lmeth", (recv.id, method), *self._args(call), call.lineno))
                 return
         if qual is not None and (call.args or call.keywords) and qual.split(".", 1)[0] not in LIBRARY_ROOTS:
             self._calls.append(("ref", qual, *self._args(call), call.lineno))

@@ -965,6 +965,18 @@ class Values:
             flow = fnref.fn.flow if fnref is not None else facts.flow
             names = called_names(flow, facts, target)
             return [c for name in names for c in self._callees("ref", name, facts, fnref, self_cls)]
+        if kind == "lmeth":
+            # ``solver.train(dataset)`` with ``solver = Trainer(...)``: the method of each project
+            # class the local's assignments construct
+            flow = fnref.fn.flow if fnref is not None else facts.flow
+            built = [v[1][1] for v in (flow.locals.get(target[0], ()) if flow is not None else ()) if v[:1] == ("c",) and v[1][:1] == ("g",)]
+            out = []
+            for name in dict.fromkeys(built):
+                found = self.resolve(name, facts.root)
+                m = self.find_method(found, target[1]) if isinstance(found, ClassRef) else None
+                if m is not None:
+                    out.append((m, not _static(m.fn)))
+            return out
         if self_cls is None:
             return []
         if kind == "self":
