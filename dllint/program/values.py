@@ -969,14 +969,13 @@ class Values:
             # ``solver.train(dataset)`` with ``solver = Trainer(...)``: the method of each project
             # class the local's assignments construct
             flow = fnref.fn.flow if fnref is not None else facts.flow
-            built = [v[1][1] for v in (flow.locals.get(target[0], ()) if flow is not None else ()) if v[:1] == ("c",) and v[1][:1] == ("g",)]
-            out = []
-            for name in dict.fromkeys(built):
-                found = self.resolve(name, facts.root)
-                m = self.find_method(found, target[1]) if isinstance(found, ClassRef) else None
-                if m is not None:
-                    out.append((m, not _static(m.fn)))
-            return out
+            env = Env(facts, fnref, self_cls)
+            built: dict = {}
+            for v in flow.locals.get(target[0], ()) if flow is not None else ():
+                if v[:1] == ("c",) and v[1][:1] == ("g",):  # (a class named at the construction)
+                    self._called_classes(v[1], env, 0, built, set(), returns=False)
+            methods = [self.find_method(cls, target[1]) for cls in built.values()]
+            return [(m, not _static(m.fn)) for m in methods if m is not None]
         if self_cls is None:
             return []
         if kind == "self":
