@@ -20,9 +20,10 @@ def content_hash(data: bytes) -> bytes:
 
 def code_words(data: bytes) -> str | None:
     """The words of a file's code, NUL-separated: every name, attribute, keyword argument,
-    parameter, function and class name, and every string constant without white space
-    (``"OMP_NUM_THREADS"``, a dict key, a one-word annotation); not comments, docstrings or other
-    prose. None when the file does not compile (it is then analysed in full, which reports the
+    parameter, function and class name, and every string constant without white space or a path
+    separator (``"OMP_NUM_THREADS"``, a dict key, a one-word annotation, ``"torch.utils.data.
+    DataLoader"``); not comments, docstrings or other prose, nor paths and URLs
+    (``"https://huggingface.co/datasets/..."`` names no dataset code). None when the file does not compile (it is then analysed in full, which reports the
     error).
 
     CPython's own compiler (C, no Python object per node) reads them about three times faster
@@ -50,7 +51,7 @@ def code_words(data: bytes) -> str | None:
             if kind is CodeType:
                 stack.append(k)
             elif kind is str:
-                if len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k:
+                if len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k and "/" not in k and "\\" not in k:
                     words.append(k)
             elif kind is tuple or kind is frozenset:  # keyword-argument names, folded literals
                 consts.extend(k)
@@ -64,7 +65,7 @@ class Triggers:
         self.code = tuple(sorted(code))
         self.comment = tuple(sorted(comment))
         self._code_text = tuple(w.decode() for w in self.code)
-        self.key = hashlib.blake2b(b"\0".join((*self.code, b"\1", *self.comment, b"v2")), digest_size=8).digest()
+        self.key = hashlib.blake2b(b"\0".join((*self.code, b"\1", *self.comment, b"v3")), digest_size=8).digest()
 
     def __call__(self, data: bytes) -> bool:
         if any(w in data for w in self.comment):
@@ -105,7 +106,7 @@ def names_workers(data: bytes) -> bool:
 class WorkerWords:
     """``names_workers`` as a pre-filter test (its verdict is cached per content hash)."""
 
-    key = hashlib.blake2b(b"names_workers v1", digest_size=8).digest()
+    key = hashlib.blake2b(b"names_workers v2", digest_size=8).digest()
 
     def __call__(self, data: bytes) -> bool:
         return names_workers(data)

@@ -60,6 +60,20 @@ spanning lines"""
     assert "set_start_method" not in text  # only in a multi-line string
 
 
+def test_paths_and_urls_are_not_code_words():
+    """diffusers' pipeline tests load reference images from
+    ``https://huggingface.co/datasets/...``: a URL or a path names no code, so the word in it does
+    not get the file analysed; a dotted name in a string (a config's ``_target_``) still does."""
+    triggers = Triggers({b"datasets", b"DataLoader"}, set())
+    url = b'def test_x():\n    image = load_image("https://huggingface.co/datasets/hf-internal-testing/a.png")\n'
+    assert b"datasets" in url and not triggers(url)
+    assert not triggers(b'ROOT = "data/datasets/coco"\nWIN = "C:\\\\DataLoader\\\\x"\n')
+    assert triggers(b'cfg = {"_target_": "torch.utils.data.DataLoader"}\n')
+    assert triggers(b"import datasets\n")
+    words = set(code_words(url).split("\0"))
+    assert "load_image" in words and not any("/" in w for w in words)
+
+
 def test_code_words_of_code_that_does_not_compile_is_none():
     assert code_words(b"def f(:\n") is None
     assert code_words(b"return 1\n") is None  # parses, but is no module: analysed in full
