@@ -70,10 +70,36 @@ class Triggers:
     def __call__(self, data: bytes) -> bool:
         if any(w in data for w in self.comment):
             return True
-        if not any(w in data for w in self.code):
+        present = [w for w in self.code if w in data]
+        if not present:
             return False
+        if all(_in_paths(data, w) for w in present):
+            return False  # (what code_words would say, without compiling the file)
         words = code_words(data)
         return words is None or any(w in words for w in self._code_text)
+
+
+_PATH_EDGES = (b"/", b"\\")
+_QUOTES = (b"'", b'"')
+
+
+def _in_paths(data: bytes, word: bytes) -> bool:
+    """Whether every occurrence of ``word`` in ``data`` is a segment of a path or URL in a string
+    (``"https://huggingface.co/datasets/x"``, ``"datasets/coco"``, ``"../datasets"``): a path
+    separator on one side, a separator or a quote on the other. Such strings are no code words
+    (``code_words``), so a file whose trigger words are all of this kind is not analysed by
+    itself, and is decided without compiling it (diffusers: 197 of 316 compilations)."""
+    start = data.find(word)
+    while start != -1:
+        end = start + len(word)
+        before, after = data[start - 1 : start], data[end : end + 1]
+        if not (
+            (before in _PATH_EDGES and (after in _PATH_EDGES or after in _QUOTES))
+            or (after in _PATH_EDGES and before in _QUOTES)
+        ):
+            return False
+        start = data.find(word, end)
+    return True
 
 
 def scan_job(args) -> list[tuple[str, bytes, bool]]:

@@ -72,6 +72,11 @@ def test_paths_and_urls_are_not_code_words():
     assert triggers(b"import datasets\n")
     words = set(code_words(url).split("\0"))
     assert "load_image" in words and not any("/" in w for w in words)
+    # decided without compiling, as code_words decides: every mention sits in a path
+    # (not compiled at all: a file that does not compile is then as one without the word)
+    assert not triggers(b'x = 1 +\nURL = "hf.co/datasets/a"\n')
+    # a mention in code beside it still counts
+    assert triggers(b'import datasets\nURL = "hf.co/datasets/a"\n')
 
 
 def test_code_words_of_code_that_does_not_compile_is_none():
