@@ -315,6 +315,7 @@ class Engine:
                 out = self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
             for path, found in out.items():  # a module of namespace packages its path cannot show
                 layout.rename(path, ModuleName(found.module, found.root, found.is_package))
+                layout.add_search_tails(path, found.signals.get("sys_path", ()))
             return out
 
         try:

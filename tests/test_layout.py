@@ -405,3 +405,151 @@ def test_a_common_class_name_does_not_pull_in_every_file_that_says_it(tmp_path):
     read = sorted(os.path.relpath(p, tmp_path) for p in analysis.project.files)
     assert read == ["solo.py", "use_solo.py"], read
     assert any(d.code == "DL301" and d.path.endswith("solo.py") for d in analysis.diagnostics)
+
+
+# ---------------------------------------------------------------------------- folders put on sys.path
+
+
+def _tails(src: str):
+    from dllint.facts.extract import extract
+
+    return extract("/p/cfg.py", "cfg", "/p", False, textwrap.dedent(src).encode()).signals.get("sys_path", [])
+
+
+def test_the_ends_of_folders_a_file_puts_on_sys_path_are_recorded():
+    assert _tails("""
+        import os.path as osp
+        import sys
+
+        def add_path(path):
+            if path not in sys.path:
+                sys.path.insert(0, path)
+
+        ROOT = osp.realpath(".")
+        add_path(osp.join(ROOT, "furnace"))
+        add_path(path=osp.join(ROOT, "lib", "ops"))
+    """) == [("first", ("furnace",)), ("first", ("lib", "ops"))]
+    assert _tails("""
+        import sys
+        from pathlib import Path
+        HERE = Path(__file__).resolve().parent
+        sys.path.append(str(HERE / "third_party" / "yolov5"))
+        sys.path.append("../models")
+        sys.path.extend(["tools"])
+    """) == [("last", ("models",)), ("last", ("third_party", "yolov5")), ("last", ("tools",))]
+    # nothing written at the end: nothing recorded
+    assert _tails("""
+        import os, sys
+        sys.path.append("..")
+        sys.path.insert(0, os.getcwd())
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+        path = "x"  # not the sys module's path
+        path.insert(0, "lib")
+    """) == []
+
+
+TORCHSEG = {
+    "pyproject.toml": "[project]\nname = 'x'\n",
+    "furnace/__init__.py": "",
+    "furnace/datasets/__init__.py": "from .voc.voc import VOC\n",
+    "furnace/datasets/base.py": """
+        from torch.utils.data import Dataset
+
+
+        class BaseDataset(Dataset):
+            def __init__(self, source):
+                with open(source) as f:
+                    self._file_names = [line.strip().split("\\t") for line in f.readlines()]
+
+            def __len__(self):
+                return len(self._file_names)
+
+            def __getitem__(self, index):
+                return self._file_names[index]
+
+
+        if __name__ == "__main__":
+            print(len(BaseDataset("train.txt")))
+    """,
+    "furnace/datasets/voc/__init__.py": "",
+    "furnace/datasets/voc/voc.py": "from datasets.base import BaseDataset\n\n\nclass VOC(BaseDataset):\n    pass\n",
+    "model/voc.dfn/config.py": """
+        import os.path as osp
+        import sys
+
+        def add_path(path):
+            if path not in sys.path:
+                sys.path.insert(0, path)
+
+        root_dir = osp.realpath(".")[: osp.realpath(".").index("TorchSeg") + 8]
+        add_path(osp.join(root_dir, "furnace"))
+        num_workers = 8
+    """,
+    "model/voc.dfn/train.py": """
+        from torch.utils.data import DataLoader
+        from config import num_workers
+        from datasets import VOC
+
+        if __name__ == "__main__":
+            loader = DataLoader(VOC("train.txt"), num_workers=num_workers)
+            for batch in loader:
+                pass
+    """,
+}
+
+
+def test_a_folder_a_config_inserts_on_sys_path_holds_the_modules_its_scripts_import(tmp_path):
+    """TorchSeg's layout: `model/*/config.py` inserts `<repo>/furnace` first on sys.path, so
+    `from datasets import VOC` and furnace's own `from datasets.base import BaseDataset` mean
+    `furnace/datasets/` (before any installed `datasets`); its base class is then a Dataset
+    imported by the project, not a demo class of a script."""
+    write(tmp_path, TORCHSEG)
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL101", "-q", "."])
+    assert code == 1 and "furnace/datasets/base.py:7:13: DL101" in out, out
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    voc_root = str(tmp_path)  # furnace/ is a package: its modules' root is the repository
+    assert layout.find("datasets.base", voc_root) is None  # nothing known of sys.path yet
+    layout.add_search_tails(str(tmp_path / "model/voc.dfn/config.py"), [("first", ("furnace",))])
+    assert layout.find("datasets.base", voc_root) == str(tmp_path / "furnace/datasets/base.py")
+    assert layout.find("datasets", str(tmp_path / "model/voc.dfn")) == str(tmp_path / "furnace/datasets/__init__.py")
+    assert layout.find("datasets.missing", voc_root) is None
+
+
+def test_an_appended_folder_does_not_shadow_a_library_and_two_folders_are_ambiguous(tmp_path):
+    """The folder a path names is the path's end below an ancestor of the file adding it (a root
+    computed from ``__file__`` or the working folder): ``a/run.py`` appending ``lib`` adds
+    ``a/lib``, not ``d/lib`` of another sub-project."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "a/lib/__init__.py": "",  # (its modules are lib.torch ...: no other fallback finds torch.utils)
+            "a/lib/torch/__init__.py": "",
+            "a/lib/torch/utils.py": "",
+            "a/lib/data/coco.py": "",
+            "b/lib/data/coco.py": "",
+            "c/tools/data/voc.py": "",
+            "d/lib/data/voc2.py": "",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    layout.add_search_tails(str(tmp_path / "a/run.py"), [("last", ("lib",))])
+    layout.add_search_tails(str(tmp_path / "c/x/run.py"), [("last", ("tools",))])
+    assert layout.find("torch.utils", str(tmp_path)) is None  # the installed torch wins
+    assert layout.find("data.coco", str(tmp_path)) == str(tmp_path / "a/lib/data/coco.py")
+    assert layout.find("data.voc", str(tmp_path)) == str(tmp_path / "c/tools/data/voc.py")
+    assert layout.find("data.voc2", str(tmp_path)) is None  # d/lib: no file adds it
+    layout.add_search_tails(str(tmp_path / "b/tools/run.py"), [("last", ("lib",))])
+    assert layout.find("data.coco", str(tmp_path)) is AMBIGUOUS  # a/lib or b/lib: not decided
+    layout.add_search_tails(str(tmp_path / "a/run.py"), [("first", ("lib",))])
+    assert layout.find("torch.utils", str(tmp_path)) == str(tmp_path / "a/lib/torch/utils.py")
+
+
+def test_a_folder_put_on_sys_path_is_searched_without_a_project_marker_too(tmp_path):
+    """Without a marker the layout knows only the files read so far: the folder's modules are
+    found on the file system."""
+    write(tmp_path, {"run.py": "", "vendor/lib/data/coco.py": "", "vendor/lib/data/__init__.py": ""})
+    layout = Layout(str(tmp_path), {str(tmp_path / "run.py")}, bounded=False)
+    assert layout.find("data.coco", str(tmp_path)) is None
+    layout.add_search_tails(str(tmp_path / "run.py"), [("first", ("vendor", "lib"))])
+    assert layout.find("data.coco", str(tmp_path)) == str(tmp_path / "vendor/lib/data/coco.py")

@@ -14,6 +14,7 @@ import warnings
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
 from dllint.facts.flow import FlowBuilder, dataclass_fields, dataclass_init_flow, file_signals, function_flow, is_dataclass, module_flow
 from dllint.facts.starts import argparse_worker_options, argparse_workers, cli_option_defaults, extract_starts
+from dllint.facts.syspath import sys_path_tails
 from dllint.facts.uses import attribute_uses, length_asserts, local_fates, membership_tests
 from dllint.model import (
     CallRef,
@@ -171,6 +172,7 @@ _FILE_SIGNALS = (
     ("member_tests", membership_tests),
     ("length_asserts", length_asserts),
     ("local_fates", local_fates),
+    ("sys_path", sys_path_tails),
 )
 
 

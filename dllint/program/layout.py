@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass, field
 
 from dllint.discover import ModuleName, module_name
+from dllint.facts.flow import LIBRARY_ROOTS
+from dllint.names import ML_DATASET_LIBRARIES
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -129,6 +131,10 @@ class Layout:
         self._find_memo: dict[tuple[str, str], object] = {}
         self._dirs: set[str] | None = None
         self._script_dirs: set[str] | None = None
+        # (where, path end, folder of the file adding it) of the folders project files put on
+        # sys.path (dllint/facts/syspath.py)
+        self.search_tails: set[tuple[str, tuple[str, ...], str]] = set()
+        self._tail_dirs: dict[str, list[tuple[str, bool]]] | None = None
         # changes when a module name or a file is added or renamed: what was found by name
         # before may be found differently now (the call index keeps its per-file entries only
         # while this stays: dllint/program/values.py ``_build_call_index``)
@@ -170,6 +176,18 @@ class Layout:
             self._by_module = None
             self._dirs = None
             self._script_dirs = None
+            self._tail_dirs = None
+            self._find_memo.clear()
+
+    def add_search_tails(self, path: str, tails) -> None:
+        """(where, path end) of folders the file ``path`` puts on ``sys.path`` (its facts'
+        ``sys_path``)."""
+        origin = os.path.dirname(os.path.abspath(path))
+        new = {(where, tuple(t), origin) for where, t in tails} - self.search_tails
+        if new:
+            self.search_tails |= new
+            self._tail_dirs = None
+            self.version += 1
             self._find_memo.clear()
 
     def by_module(self) -> dict[str, list[str]]:
@@ -268,6 +286,64 @@ class Layout:
             return None  # a namespace package without that submodule: not decided by a guess
         return self._fallback(module, file_root)
 
+    def _on_added_paths(self, module: str):
+        """The module as found in the project folders that some project file puts on sys.path
+        (their path ends: ``search_tails``): the file, AMBIGUOUS when two such folders hold it, or
+        None. Asked only where no search root holds the module: such a folder's modules are
+        otherwise not importable. A folder appended to the path does not shadow an installed
+        library (the standard library's and common libraries' names: ``torch.utils.data`` is
+        torch's); one inserted before does (TorchSeg's ``furnace/datasets/`` is its ``datasets``)."""
+        parts = module.split(".")
+        if not self.search_tails or not all(p.isidentifier() for p in parts):
+            return None
+        library = parts[0] in LIBRARY_ROOTS or parts[0] in ML_DATASET_LIBRARIES
+        if self._tail_dirs is None:
+            # the folder a path names is an ancestor of the file adding it, or that file's own
+            # folder, joined with the path's end: the part written in the code (a root computed
+            # from ``__file__`` or the working folder, then ``'furnace'``); a folder of the same
+            # name elsewhere (another sub-project of a monorepo) is not it
+            top = os.path.abspath(self.root)
+            where_of: dict[str, bool] = {}  # folder -> inserted first
+            for where, tail, origin in self.search_tails:
+                folder = origin
+                while folder == top or folder.startswith(top + os.sep):
+                    candidate = os.path.join(folder, *tail)
+                    if self._isdir(candidate):
+                        where_of[candidate] = where_of.get(candidate, False) or where == "first"
+                    if folder == top:
+                        break
+                    folder = os.path.dirname(folder)
+            # each such folder by the names it holds (``datasets`` for furnace/datasets/): a
+            # module's first name picks the folders to look in
+            children: dict[str, list[tuple[str, bool]]] = {}
+            if where_of:
+                below: dict[str, set[str]] = {}
+                for entry in (*self.files, *(self._dirs or ())):
+                    below.setdefault(os.path.dirname(entry), set()).add(os.path.basename(entry))
+                for folder, first in sorted(where_of.items()):
+                    names = below.get(folder, set())
+                    if not self.bounded:  # (the file system's, beyond the files read so far)
+                        try:
+                            names = names | set(os.listdir(folder))
+                        except OSError:
+                            pass
+                    for name in names:
+                        stem = name.removesuffix(".py")
+                        children.setdefault(stem, []).append((folder, first))
+            self._tail_dirs = children
+        found = set()
+        for folder, first in self._tail_dirs.get(parts[0], ()):
+            if library and not first:
+                continue
+            base = os.path.join(folder, parts[0])
+            hit = self._module_file(base)
+            got = self._descend(hit, base, parts[1:]) if hit is not None or self._isdir(base) else None
+            if got:
+                found.add(got)
+        if len(found) > 1:
+            return AMBIGUOUS
+        return found.pop() if found else None
+
     def _descend(self, hit: str | None, base: str, rest: list[str]):
         if not rest:
             return hit
@@ -293,6 +369,9 @@ class Layout:
         module of a folder without ``__init__.py``, imported by ``python ddp_main.py`` beside
         ``lib/`` and ``datasets/``: its ``from datasets.scannet.data import X`` is found from
         the script's folder, ``sys.path[0]``, which is above the module's own)."""
+        added = self._on_added_paths(module)
+        if added is not None:
+            return added
         candidates = self.by_module().get(module, [])
         if len(candidates) == 1:
             return candidates[0]
