@@ -23,8 +23,8 @@ def code_words(data: bytes) -> str | None:
     parameter, function and class name, and every string constant without white space or a path
     separator (``"OMP_NUM_THREADS"``, a dict key, a one-word annotation, ``"torch.utils.data.
     DataLoader"``); not comments, docstrings or other prose, nor paths and URLs
-    (``"https://huggingface.co/datasets/..."`` names no dataset code). None when the file does not compile (it is then analysed in full, which reports the
-    error).
+    (``"https://huggingface.co/datasets/..."`` names no dataset code). None when the file does
+    not compile (it is then analysed in full, which reports the error).
 
     CPython's own compiler (C, no Python object per node) reads them about three times faster
     than ``ast.parse`` builds a tree. It drops code it proves unreachable (``if False:``, after a
