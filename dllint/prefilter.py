@@ -18,6 +18,11 @@ def content_hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+# a string constant holding one of these is a path or a URL: no code word (``code_words``,
+# ``_in_paths``)
+PATH_SEPARATORS = ("/", "\\")
+
+
 def code_words(data: bytes) -> str | None:
     """The words of a file's code, NUL-separated: every name, attribute, keyword argument,
     parameter, function and class name, and every string constant without white space or a path
@@ -51,7 +56,7 @@ def code_words(data: bytes) -> str | None:
             if kind is CodeType:
                 stack.append(k)
             elif kind is str:
-                if len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k and "/" not in k and "\\" not in k:
+                if len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k and not any(c in k for c in PATH_SEPARATORS):
                     words.append(k)
             elif kind is tuple or kind is frozenset:  # keyword-argument names, folded literals
                 consts.extend(k)
@@ -79,7 +84,7 @@ class Triggers:
         return words is None or any(w in words for w in self._code_text)
 
 
-_PATH_EDGES = (b"/", b"\\")
+_PATH_EDGES = tuple(c.encode() for c in PATH_SEPARATORS)
 _QUOTES = (b"'", b'"')
 
 

@@ -544,7 +544,7 @@ class FlowBuilder:
                 self._site("cuda", call, f"`{qual}()`")
                 return
             if qual == "torch.load":
-                loc = _keyword(call, "map_location", 1)
+                loc = call_argument(call, "map_location", 1)
                 if loc is not None:
                     self._site("to", call, f"`torch.load(..., map_location={ctx.segment(loc, 30)})`", self.expr(loc))
                 elif not any(k.arg is None for k in call.keywords):
@@ -559,7 +559,7 @@ class FlowBuilder:
                 self._site("cuda", call, f"`{ctx.segment(call, 50)}` (pinned memory)")
                 return
             if method == "to":
-                dev = _keyword(call, "device", 0)
+                dev = call_argument(call, "device", 0)
                 if dev is not None:
                     self._site("to", call, f"`{ctx.segment(call, 50)}`", self.expr(dev))
                 return
@@ -904,7 +904,9 @@ _SCAN_SPECIAL = frozenset(
     {ast.Call, ast.Subscript, ast.comprehension, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
 )
 
-def _keyword(call: ast.Call, name: str, position: int | None):
+def call_argument(call: ast.Call, name: str, position: int | None):
+    """The argument a call passes for parameter ``name`` (by keyword, or at ``position`` when no
+    ``*args`` comes before it); None when it passes none that can be seen."""
     for kw in call.keywords:
         if kw.arg == name:
             return kw.value

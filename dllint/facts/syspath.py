@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 
+from dllint.facts.flow import call_argument
+
 PATH_CALLS = frozenset({"sys.path.insert", "sys.path.append", "sys.path.extend", "site.addsitedir"})
 # functions of a path that end where their argument ends
 SAME_END = frozenset(
@@ -111,9 +113,7 @@ def _passed_tails(ctx, scope, param: str, depth: int) -> set[tuple[str, ...]]:
     for call in ctx.nodes(ast.Call):
         if not (isinstance(call.func, ast.Name) and call.func.id == fn.name):
             continue
-        passed = next((k.value for k in call.keywords if k.arg == param), None)
-        if passed is None and position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-            passed = call.args[position]
+        passed = call_argument(call, param, position)
         if passed is not None:
             out.update(_tails(ctx, passed, depth))
     return out

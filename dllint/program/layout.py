@@ -298,39 +298,7 @@ class Layout:
             return None
         library = parts[0] in LIBRARY_ROOTS or parts[0] in ML_DATASET_LIBRARIES
         if self._tail_dirs is None:
-            # the folder a path names is an ancestor of the file adding it, or that file's own
-            # folder, joined with the path's end: the part written in the code (a root computed
-            # from ``__file__`` or the working folder, then ``'furnace'``); a folder of the same
-            # name elsewhere (another sub-project of a monorepo) is not it
-            top = os.path.abspath(self.root)
-            where_of: dict[str, bool] = {}  # folder -> inserted first
-            for where, tail, origin in self.search_tails:
-                folder = origin
-                while folder == top or folder.startswith(top + os.sep):
-                    candidate = os.path.join(folder, *tail)
-                    if self._isdir(candidate):
-                        where_of[candidate] = where_of.get(candidate, False) or where == "first"
-                    if folder == top:
-                        break
-                    folder = os.path.dirname(folder)
-            # each such folder by the names it holds (``datasets`` for furnace/datasets/): a
-            # module's first name picks the folders to look in
-            children: dict[str, list[tuple[str, bool]]] = {}
-            if where_of:
-                below: dict[str, set[str]] = {}
-                for entry in (*self.files, *(self._dirs or ())):
-                    below.setdefault(os.path.dirname(entry), set()).add(os.path.basename(entry))
-                for folder, first in sorted(where_of.items()):
-                    names = below.get(folder, set())
-                    if not self.bounded:  # (the file system's, beyond the files read so far)
-                        try:
-                            names = names | set(os.listdir(folder))
-                        except OSError:
-                            pass
-                    for name in names:
-                        stem = name.removesuffix(".py")
-                        children.setdefault(stem, []).append((folder, first))
-            self._tail_dirs = children
+            self._tail_dirs = self._added_folders()
         found = set()
         for folder, first in self._tail_dirs.get(parts[0], ()):
             if library and not first:
@@ -343,6 +311,43 @@ class Layout:
         if len(found) > 1:
             return AMBIGUOUS
         return found.pop() if found else None
+
+    def _added_folders(self) -> dict[str, list[tuple[str, bool]]]:
+        """The folders put on sys.path (``search_tails``) by the names they hold: name -> [(folder,
+        inserted first)]."""
+        # the folder a path names is an ancestor of the file adding it, or that file's own
+        # folder, joined with the path's end: the part written in the code (a root computed
+        # from ``__file__`` or the working folder, then ``'furnace'``); a folder of the same
+        # name elsewhere (another sub-project of a monorepo) is not it
+        top = os.path.abspath(self.root)
+        where_of: dict[str, bool] = {}  # folder -> inserted first
+        for where, tail, origin in self.search_tails:
+            folder = origin
+            while folder == top or folder.startswith(top + os.sep):
+                candidate = os.path.join(folder, *tail)
+                if self._isdir(candidate):
+                    where_of[candidate] = where_of.get(candidate, False) or where == "first"
+                if folder == top:
+                    break
+                folder = os.path.dirname(folder)
+        # each such folder by the names it holds (``datasets`` for furnace/datasets/): a
+        # module's first name picks the folders to look in
+        children: dict[str, list[tuple[str, bool]]] = {}
+        if where_of:
+            below: dict[str, set[str]] = {}
+            for entry in (*self.files, *(self._dirs or ())):
+                below.setdefault(os.path.dirname(entry), set()).add(os.path.basename(entry))
+            for folder, first in sorted(where_of.items()):
+                names = below.get(folder, set())
+                if not self.bounded:  # (the file system's, beyond the files read so far)
+                    try:
+                        names = names | set(os.listdir(folder))
+                    except OSError:
+                        pass
+                for name in names:
+                    stem = name.removesuffix(".py")
+                    children.setdefault(stem, []).append((folder, first))
+        return children
 
     def _descend(self, hit: str | None, base: str, rest: list[str]):
         if not rest:
