@@ -205,9 +205,10 @@ class FactCache:
 
     # ------------------------------------------------------------------ facts
 
-    def facts_key(self, digest: bytes, path: str, module: str, root: str, is_package: bool) -> str:
+    def facts_key(self, digest: bytes, path: str, module: str, root: str, is_package: bool, shadowed=()) -> str:
         h = hashlib.blake2b(digest_size=20)
         h.update(f"{self.fingerprint}\0{self.settings_key}\0{path}\0{module}\0{root}\0{int(is_package)}\0".encode())
+        h.update(",".join(sorted(shadowed)).encode() + b"\0")
         h.update(digest)
         return h.hexdigest()
 

@@ -50,8 +50,8 @@ class Analysis:
 
 
 def _extract_job(args):
-    path, module, root, is_package, data, loader_classes = args
-    return extract(path, module, root, is_package, data, all_rules(), loader_classes)
+    path, module, root, is_package, data, shadowed, loader_classes = args
+    return extract(path, module, root, is_package, data, all_rules(), loader_classes, shadowed)
 
 
 def _extract_encode_job(args):
@@ -104,7 +104,7 @@ class FactStore:
             self._pool.shutdown()
             self._pool = None
 
-    def compute(self, items: list[tuple[str, str, str, bool, bytes]], encoded: dict[str, bytes | None] | None = None) -> dict[str, FileFacts]:
+    def compute(self, items: list[tuple[str, str, str, bool, bytes, frozenset[str]]], encoded: dict[str, bytes | None] | None = None) -> dict[str, FileFacts]:
         """path -> facts; ``encoded`` (when given) receives path -> cache file of the facts
         computed by worker processes (those computed here are left to the caller)."""
         # largest first, one at a time: the workers finish together
@@ -290,7 +290,7 @@ class Engine:
                 cache.save()  # the files read and hashed here (when the index did not know them)
                 return self._reused(found, data, target_set)
         layout = Layout(self.root, {*data, *entries}, self.bounded)
-        names = _Names(layout)
+        names = _Names(layout, layout.shadowing())
         if cutoff_key is not None:
             # an edit that changes no fact: the last run's findings (see ``_cutoff``)
             found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors)
@@ -303,10 +303,10 @@ class Engine:
             # a notebook that cannot be read is not a module of the layout (the cutoff above
             # only serves runs whose every notebook was read: its record needs a run without errors)
             layout = Layout(self.root, {*data, *entries}, self.bounded)
-            names = _Names(layout)
+            names = _Names(layout, names.shadowed)
 
         def items(selected):
-            return [(p, names[p].module, names[p].root, names[p].is_package, data[p]) for p in sorted(selected)]
+            return [(p, names[p].module, names[p].root, names[p].is_package, data[p], names.shadowed) for p in sorted(selected)]
 
         def compute(selected) -> dict[str, FileFacts]:
             if cache is None:
@@ -518,7 +518,7 @@ class Engine:
             if entry is None:
                 continue
             mn = names[path]
-            key = cache.facts_key(entry[2], path, mn.module, mn.root, mn.is_package)
+            key = cache.facts_key(entry[2], path, mn.module, mn.root, mn.is_package, names.shadowed)
             found = cache.load_facts(key)
             if found is not None and found.path == path:
                 out[path] = found
@@ -532,7 +532,7 @@ class Engine:
                 # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
                 if path in entries or (path not in overlay and path.endswith(".ipynb")):
                     mn = names[path]
-                    key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package)
+                    key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package, names.shadowed)
                     if path in encoded:
                         cache.store_encoded(key, encoded[path])
                     else:
@@ -573,11 +573,11 @@ class Engine:
             if blob is None or content_hash(blob) != part(hashes, i):
                 return None
             mn = names[path]
-            old = cache.load_facts(cache.facts_key(part(old_hashes, i), path, mn.module, mn.root, mn.is_package))
+            old = cache.load_facts(cache.facts_key(part(old_hashes, i), path, mn.module, mn.root, mn.is_package, names.shadowed))
             if old is None or old.path != path:
                 return None
-            fresh = self.store.compute([(path, mn.module, mn.root, mn.is_package, blob)])[path]
-            cache.store_facts(cache.facts_key(content_hash(blob), path, mn.module, mn.root, mn.is_package), fresh)
+            fresh = self.store.compute([(path, mn.module, mn.root, mn.is_package, blob, names.shadowed)])[path]
+            cache.store_facts(cache.facts_key(content_hash(blob), path, mn.module, mn.root, mn.is_package, names.shadowed), fresh)
             if not same_facts(old, fresh):
                 return None
             if not _same_answers(path, blob, [r for r in replays if r[0] == i], self.settings):
@@ -689,10 +689,13 @@ def _same_answers(path: str, blob: bytes, replays: list, settings) -> bool:
 
 
 class _Names:
-    """path -> ModuleName, from the layout (files found by following imports included)."""
+    """path -> ModuleName, from the layout (files found by following imports included); and the
+    libraries' names the project's modules shadow (``Layout.shadowing``), which every file's facts
+    are computed with."""
 
-    def __init__(self, layout: Layout):
+    def __init__(self, layout: Layout, shadowed: frozenset[str] = frozenset()):
         self.layout = layout
+        self.shadowed = shadowed
 
     def __getitem__(self, path: str):
         return self.layout.name(path)

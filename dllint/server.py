@@ -91,7 +91,7 @@ class Linted:
 
 class CachedFacts:
     """Wraps an engine's FactStore: a file's facts are computed again only when its bytes change
-    (facts are a pure function of the path, module name and bytes)."""
+    (facts are a pure function of the path, module name, bytes and the shadowed library names)."""
 
     def __init__(self, store):
         self.store = store
@@ -101,7 +101,7 @@ class CachedFacts:
         out = {}
         missing = []
         for item in items:
-            key = (*item[:4], hashlib.blake2b(item[4], digest_size=16).digest())
+            key = (*item[:4], *item[5:], hashlib.blake2b(item[4], digest_size=16).digest())
             facts = self.cache.get(key)
             if facts is None:
                 missing.append(item)
@@ -110,7 +110,7 @@ class CachedFacts:
         if missing:
             fresh = self.store.compute(missing)
             for item in missing:
-                self.cache[(*item[:4], hashlib.blake2b(item[4], digest_size=16).digest())] = fresh[item[0]]
+                self.cache[(*item[:4], *item[5:], hashlib.blake2b(item[4], digest_size=16).digest())] = fresh[item[0]]
             out.update(fresh)
         if len(self.cache) > 20000:  # a bound for long sessions: start again
             self.cache.clear()

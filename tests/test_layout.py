@@ -553,3 +553,49 @@ def test_a_folder_put_on_sys_path_is_searched_without_a_project_marker_too(tmp_p
     assert layout.find("data.coco", str(tmp_path)) is None
     layout.add_search_tails(str(tmp_path / "run.py"), [("first", ("vendor", "lib"))])
     assert layout.find("data.coco", str(tmp_path)) == str(tmp_path / "vendor/lib/data/coco.py")
+
+
+# ------------------------------------------------------------------------- libraries' names
+
+
+def test_a_project_package_named_like_a_library_has_its_calls_kept(tmp_path):
+    """A research repository's own `datasets/` package (Hugging Face's library name) or
+    `logging/` folder (the standard library's): a script beside it imports the project's package, so the
+    calls into it bind the project's parameters. `Images(files)` in `main.py` passes a listing to
+    the constructor of `datasets/folder.py`; `other/tool.py` (no such folder) keeps nothing."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "datasets/__init__.py": "",
+            "datasets/folder.py": """
+                from torch.utils.data import Dataset
+
+                class Images(Dataset):
+                    def __init__(self, files):
+                        self.files = files
+
+                    def __len__(self):
+                        return len(self.files)
+
+                    def __getitem__(self, i):
+                        return self.files[i]
+            """,
+            "main.py": """
+                import glob
+                from torch.utils.data import DataLoader
+                from datasets.folder import Images
+
+                if __name__ == "__main__":
+                    loader = DataLoader(Images(sorted(glob.glob("data/*.png"))), num_workers=4)
+                    for batch in loader:
+                        pass
+            """,
+            "tools/logging/helpers.py": "",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.shadowing() == {"datasets", "logging"}  # (folders of those names anywhere)
+    assert Layout(str(tmp_path), {str(tmp_path / "main.py")}, bounded=False).shadowing() == {"datasets"}
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL101", "-q", "."])
+    assert code == 1 and "datasets/folder.py:5:9: DL101" in out and "(main.py:6)" in out, out

@@ -250,6 +250,8 @@ class FileContext:
         self._earlier: dict[ast.AST, Binding] = {}
         self._declared: set[str] = set()  # names some scope declares global / nonlocal
         self.global_writers: dict[str, set[str]] = {}  # module name -> functions declaring it global
+        # libraries' top-level names the project has modules of as well (Layout.shadowing)
+        self.shadowed: frozenset[str] = frozenset()
         self._build()
 
     # ------------------------------------------------------------------ building

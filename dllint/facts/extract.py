@@ -90,6 +90,7 @@ def extract(
     data: bytes,
     rules=(),
     loader_classes: frozenset[str] = frozenset(),
+    shadowed: frozenset[str] = frozenset(),
 ) -> FileFacts:
     facts = FileFacts(path=path, module=module, root=root, is_package=is_package)
     try:
@@ -117,6 +118,7 @@ def extract(
             module, root = namespace_name(path, module, root, is_package, text, tree)
             facts.module, facts.root = module, root
         ctx = FileContext(path, module, text, tree, is_package)
+        ctx.shadowed = shadowed
         _core_facts(ctx, facts, loader_classes)
         for rule in rules:
             payload = rule.extract(ctx)

@@ -647,12 +647,19 @@ class FlowBuilder:
                 # (the model reads what the local's assignments construct)
                 self._calls.append(("lmeth", (recv.id, method), *self._args(call), call.lineno))
                 return
-        if qual is not None and (call.args or call.keywords) and qual.split(".", 1)[0] not in LIBRARY_ROOTS:
+        if qual is not None and (call.args or call.keywords) and not self._library(qual):
             self._calls.append(("ref", qual, *self._args(call), call.lineno))
         elif qual is None and isinstance(func, ast.Name) and (call.args or call.keywords):
             # ``dataset_cls(train_json)`` with ``dataset_cls = A if lazy else B``: a call of whatever
             # the local holds (the model reads its assignments)
             self._calls.append(("local", func.id, *self._args(call), call.lineno))
+
+    def _library(self, qual: str) -> bool:
+        """A call into the standard library or a common library (not recorded: it binds no
+        project parameter), unless the project has a module of that name too (its own
+        ``datasets/`` package: ``FileContext.shadowed``)."""
+        top = qual.split(".", 1)[0]
+        return top in LIBRARY_ROOTS and top not in self.ctx.shadowed
 
     def _args(self, call: ast.Call):
         args = tuple([("*", self.expr(a.value)) if type(a) is ast.Starred else self.expr(a) for a in call.args])

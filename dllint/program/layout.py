@@ -200,6 +200,34 @@ class Layout:
             self._by_module = out
         return self._by_module
 
+    def shadowing(self, names: frozenset[str] = LIBRARY_ROOTS) -> frozenset[str]:
+        """Those of ``names`` (libraries' top-level names: ``datasets``, ``test``) that a project
+        folder or module also has: an import of one may load the project's own (a script beside
+        its ``datasets/`` package imports that one first), so the facts keep the calls into it
+        (dllint/facts/flow.py). A folder or module of that name anywhere in the project counts
+        (more calls kept, never fewer); without a marker, the named files' folders are listed."""
+        found: set[str] = set()
+        top = os.path.abspath(self.root)
+        folders: set[str] = set()
+        for path in self.files:
+            stem, ext = os.path.splitext(os.path.basename(path))
+            if ext in (".py", ".pyi") and stem in names:
+                found.add(stem)
+            folder = os.path.dirname(path)
+            while folder not in folders and len(folder) > len(top):
+                folders.add(folder)
+                if os.path.basename(folder) in names:
+                    found.add(os.path.basename(folder))
+                folder = os.path.dirname(folder)
+        if not self.bounded:
+            for folder in {os.path.dirname(p) for p in self.files}:
+                try:
+                    entries = os.listdir(folder)
+                except OSError:
+                    continue
+                found.update(n for n in (os.path.splitext(e)[0] for e in entries) if n in names)
+        return frozenset(found)
+
     def roots_for(self, file_root: str, top: str | None = None) -> tuple[str, ...]:
         """The import search roots of a file whose package root is ``file_root``, in order, for
         a module whose top-level name is ``top``."""

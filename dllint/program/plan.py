@@ -345,9 +345,11 @@ def _class_receivers(model, keep) -> None:
 def _argument_modules(model, keep) -> None:
     """The project modules of what Dataset constructions pass: ``Images(load_items(p))``,
     ``items = load_items(p); Images(items)``, ``Images(train_items)`` with ``train_items`` a
-    module variable a ``global`` statement lets ``main()`` assign: the helpers building the values
-    live in files without data-loading words (parsed so the values are known). ``keep``: the
-    connected classes of a named file's analysis (None: all)."""
+    module variable a ``global`` statement lets ``main()`` assign, ``Images(items)`` in a loader
+    builder whose ``items`` parameter its callers fill (``build_loader(data_source=
+    build_dataset(cfg).val)``): the helpers building the values live in files without
+    data-loading words (parsed so the values are known). ``keep``: the connected classes of a
+    named file's analysis (None: all)."""
     with model.quietly():
         datasets, words = _dataset_words(model, keep)
         sites = []
@@ -361,7 +363,7 @@ def _argument_modules(model, keep) -> None:
                     continue
                 held = [c for c in model.held_classes(owner, target) if c.key in datasets]
                 if held:
-                    sites.append((facts, flow, args, kwargs))
+                    sites.append((facts, fn, flow, args, kwargs))
                 continue
             else:
                 targets = [target] if kind == "ref" else []
@@ -369,40 +371,45 @@ def _argument_modules(model, keep) -> None:
                 if name.rpartition(".")[2] in words:
                     found = model.resolve(name, facts.root)
                     if isinstance(found, ClassRef) and found.key in datasets:
-                        sites.append((facts, flow, args, kwargs))
+                        sites.append((facts, fn, flow, args, kwargs))
                         break
     with model.quietly(False):
-        for facts, flow, args, kwargs in sites:
-            todo = [(a[1] if a[0] == "*" else a, flow, 0) for a in (*args, *(v for _, v in kwargs))]
+        for facts, fn, flow, args, kwargs in sites:
+            scope = FuncRef(facts, fn) if fn is not None else None
+            todo = [(a[1] if a[0] == "*" else a, facts, scope, flow, 0) for a in (*args, *(v for _, v in kwargs))]
             seen: set = set()
             while todo:
-                ir, scope, depth = todo.pop()
-                if id(ir) in seen or depth > 2:
+                ir, where, fnref, flow_, depth = todo.pop()
+                if (id(ir), id(flow_)) in seen or depth > 2:
                     continue
-                seen.add(id(ir))
-                _module_names(model, ir, facts.root, set())
+                seen.add((id(ir), id(flow_)))
+                _module_names(model, ir, where.root, set())
                 for tag, name in _names_in(ir):
-                    if tag in ("n", "nk") and scope is not None:
-                        todo.extend((x, scope, depth + 1) for x in scope.locals.get(name, ()))
-                    elif tag == "g" and name.rpartition(".")[0] == facts.module:
+                    if tag in ("n", "nk") and flow_ is not None:
+                        todo.extend((x, where, fnref, flow_, depth + 1) for x in flow_.locals.get(name, ()))
+                    elif tag == "p" and fnref is not None:
+                        with model.quietly():  # (the call index asks for no unparsed file)
+                            passed = model.passed_arguments(fnref, name)
+                        todo.extend((arg, env.facts, env.fn, env.flow, depth + 1) for arg, env in passed)
+                    elif tag == "g" and name.rpartition(".")[0] == where.module:
                         short = name.rpartition(".")[2]
-                        if facts.flow is not None:
-                            todo.extend((x, facts.flow, depth + 1) for x in facts.flow.locals.get(short, ()))
-                        for qualname in facts.signals.get("global_writes", {}).get(short, ()):
-                            fn = facts.functions.get(qualname)
-                            if fn is not None and fn.flow is not None:
-                                todo.extend((x, fn.flow, depth + 1) for x in fn.flow.locals.get(short, ()))
+                        if where.flow is not None:
+                            todo.extend((x, where, None, where.flow, depth + 1) for x in where.flow.locals.get(short, ()))
+                        for qualname in where.signals.get("global_writes", {}).get(short, ()):
+                            writer = where.functions.get(qualname)
+                            if writer is not None and writer.flow is not None:
+                                todo.extend((x, where, FuncRef(where, writer), writer.flow, depth + 1) for x in writer.flow.locals.get(short, ()))
 
 
 def _names_in(ir) -> list[tuple[str, str]]:
-    """The local ("n") and global ("g") names an IR reads."""
+    """The local ("n"), parameter ("p") and global ("g") names an IR reads."""
     out = []
     stack = [ir]
     while stack:
         node = stack.pop()
         if not isinstance(node, tuple) or not node:
             continue
-        if node[0] in ("n", "g") and len(node) == 2 and isinstance(node[1], str):
+        if node[0] in ("n", "g", "p") and len(node) == 2 and isinstance(node[1], str):
             out.append((node[0], node[1]))
         else:
             stack.extend(x for x in node[1:] if isinstance(x, tuple))
