@@ -167,6 +167,10 @@ class StartMethodCall:
     in_main_guard: bool
     module_level: bool
     force: bool
+    # under an ``if`` that may be false on some runs (``if num_gpus > 1:``): the target's
+    # default start method applies on those (not the main guard, nor a test that the method is
+    # not set yet: ``if mp.get_start_method(allow_none=True) is None``)
+    conditional: bool = False
 
 
 @dataclass(slots=True)

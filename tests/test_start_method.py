@@ -153,6 +153,25 @@ def test_set_start_method_in_loader_module(tmp_path, call):
     assert len(ld.file.start_methods) == 1
 
 
+@pytest.mark.parametrize(
+    "guard, methods",
+    [
+        ("if num_gpus > 1:", {"spawn", "fork"}),  # a single-GPU run keeps the default
+        ("if args.distributed:\n    pass\nelse:", {"spawn", "fork"}),
+        ("if mp.get_start_method(allow_none=True) is None:", {"spawn"}),  # set on every run
+        ('if mp.get_start_method() != "spawn":', {"spawn"}),
+        ("try:", {"spawn"}),
+    ],
+)
+def test_a_start_method_set_only_under_a_condition_leaves_the_default_on_the_other_runs(tmp_path, guard, methods):
+    body = "    mp.set_start_method('spawn')\n" + ("except RuntimeError:\n    pass\n" if guard == "try:" else "")
+    call = f"import torch.multiprocessing as mp\nnum_gpus = 2\nargs = None\n{guard}\n{body}"
+    write(tmp_path, {"data.py": call + textwrap.dedent(DATA)})
+    (ld,) = loaders(tmp_path).values()
+    assert ld.start_methods == methods
+    assert [s.conditional for s in ld.file.start_methods] == [methods != {"spawn"}]
+
+
 def test_set_start_method_in_entry_script_importing_the_loader_module(tmp_path):
     write(
         tmp_path,

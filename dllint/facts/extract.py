@@ -431,7 +431,24 @@ def _start_method(ctx: FileContext, call: ast.Call) -> StartMethodCall:
         in_main_guard=ctx.in_main_guard(call),
         module_level=fn is None,
         force=bool(force),
+        conditional=_conditional(ctx, call),
     )
+
+
+def _conditional(ctx: FileContext, node: ast.AST) -> bool:
+    """``node`` runs only when an ``if`` test holds, in its function (or the module): a test other
+    than the main guard or one asking for the start method already set."""
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, (*FUNC_TYPES, ast.ClassDef, ast.Lambda)):
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            test = parent.test
+            asks_method = any(
+                isinstance(n, ast.Call) and (ctx.call_name(n) or "").rsplit(".", 1)[-1] == "get_start_method" for n in ast.walk(test)
+            )
+            if not is_main_guard_test(test) and not asks_method:
+                return True
+        child, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _argument_ir(ctx: FileContext, builder: FlowBuilder, node: ast.expr):

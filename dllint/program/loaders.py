@@ -418,11 +418,12 @@ class Loaders:
         return Loader(facts, call, workers, context, methods, project, external)
 
     def global_start_methods(self, facts: FileFacts) -> frozenset[str]:
-        """The start method set by set_start_method for code in ``facts``, else the defaults."""
+        """The start method set by set_start_method for code in ``facts``, else the defaults (as
+        well, when a call runs only under a condition: ``if num_gpus > 1:``)."""
         found = self.start_method_calls(facts)
         if found:
             methods = frozenset(s.method if s.method in START_METHODS else "unknown" for _, s in found)
-            if self.default_also_applies(facts):
+            if self.default_also_applies(facts) or any(s.conditional for _, s in found):
                 methods |= self.settings.default_start_methods()
             return methods
         return self.settings.default_start_methods()

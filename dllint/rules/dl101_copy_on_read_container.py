@@ -236,7 +236,9 @@ class CopyOnReadContainer(Rule):
             arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
-            `multiprocessing_context` or `set_start_method`): copy-on-read needs fork. A worker
+            `multiprocessing_context` or `set_start_method`; one set only under a condition,
+            `if num_gpus > 1: mp.set_start_method("spawn")`, leaves fork on the other runs):
+            copy-on-read needs fork. A worker
             count read from a command-line option (`num_workers=args.workers`) may be more than 0
             whatever its default: `--workers` defaulting to 0 is raised on the command line to
             train, and the copies grow then. A test suite's loader without workers (in `tests/`,
