@@ -817,6 +817,12 @@ class Values:
                     out.append((self._funcref(r.file, fn), write))
         return out
 
+    def constructor_reach(self, cls) -> frozenset:
+        """The keys of the functions the constructor of ``cls`` runs (its ``__init__`` and what
+        that calls, base constructors through ``super()``); empty without a project ``__init__``."""
+        init = self.find_method(cls, "__init__")
+        return frozenset(self._constructor_reach(init, cls)) if init is not None else frozenset()
+
     def _constructor_reach(self, init, cls) -> set:
         """The functions a class's constructor runs. Memoized once the model is settled (the
         planner has asked its questions: ``settled``); before that each ask is computed again,

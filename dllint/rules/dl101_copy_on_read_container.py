@@ -112,6 +112,14 @@ def _slices_memo(project) -> dict:
     return project.__dict__.setdefault("_dl101_fix_slices", {})
 
 
+def _constructor_assigns(model, cls, attr: str) -> bool:
+    """The class's own ``__init__`` assigns ``self.<attr>``."""
+    if cls is None or "__init__" not in cls.cls.methods:
+        return False
+    fn = cls.file.functions.get(cls.cls.methods["__init__"])
+    return fn is not None and fn.flow is not None and any(w[0] == "=" for w in fn.flow.writes.get(attr, ()))
+
+
 def _is_bool(value) -> bool:
     return isinstance(value, bool)
 
@@ -652,17 +660,27 @@ class CopyOnReadContainer(Rule):
     @staticmethod
     def _anchors(model, ref, attr):
         """Where the attribute is created: in each class of the hierarchy that assigns it, its
-        first ``=`` assignment (in ``__init__`` first), else its first write."""
+        first ``=`` assignment (in ``__init__`` first), else its first write. A base class whose
+        own constructor creates it, but whose constructor this class overrides (no ``super()``),
+        rebinding it only in a later method (``reset()``), is not where it is created here: its
+        own finding is at its constructor."""
         writes = model.attr_writes(ref, attr)
         by_class: dict = {}
+        owners: dict = {}
         for fn, w in writes:
             cls = model.class_of(fn)
-            by_class.setdefault(cls.key if cls is not None else fn.key, []).append((fn, w))
+            key = cls.key if cls is not None else fn.key
+            by_class.setdefault(key, []).append((fn, w))
+            owners[key] = cls
+        reach = model.constructor_reach(ref) if len(by_class) > 1 else frozenset()
+        created = {k for k, items in by_class.items() if any(fn.key in reach and w[0] == "=" for fn, w in items)}
         out = []
-        for items in by_class.values():
+        for key, items in by_class.items():
             assigns = [x for x in items if x[1][0] == "="]
             if not assigns and len(by_class) > 1:
                 continue  # only mutated here: created in another class
+            if created and key not in created and key != ref.key and _constructor_assigns(model, owners[key], attr):
+                continue  # only rebound after construction: created in another class
             pool = assigns or items
             out.append(min(pool, key=lambda x: (x[0].fn.name != "__init__", x[1][2])))
         return out
