@@ -647,12 +647,23 @@ class FlowBuilder:
                 # (the model reads what the local's assignments construct)
                 self._calls.append(("lmeth", (recv.id, method), *self._args(call), call.lineno))
                 return
+        if qual is None and isinstance(func, ast.Name):
+            qual = self._star_global(func)
         if qual is not None and (call.args or call.keywords) and not self._library(qual):
             self._calls.append(("ref", qual, *self._args(call), call.lineno))
         elif qual is None and isinstance(func, ast.Name) and (call.args or call.keywords):
             # ``dataset_cls(train_json)`` with ``dataset_cls = A if lazy else B``: a call of whatever
             # the local holds (the model reads its assignments)
             self._calls.append(("local", func.id, *self._args(call), call.lineno))
+
+    def _star_global(self, node: ast.Name) -> str | None:
+        """A name no statement of the file binds, in a file with ``from pkg import *``: the
+        module global the star import binds (``VOCDetection`` after ``from data import *``), as
+        ``<this module>.<name>``, which the model resolves through the file's star imports."""
+        ctx = self.ctx
+        if not ctx.star_imports or ctx.lookup(node.id, ctx.scope_of(node)) is not None:
+            return None
+        return f"{ctx.module}.{node.id}"
 
     def _library(self, qual: str) -> bool:
         """A call into the standard library or a common library (not recorded: it binds no
@@ -789,7 +800,7 @@ class FlowBuilder:
         scope = ctx.scope_of(node)
         binding = ctx.lookup(ident, scope)
         if binding is None:
-            qual = ctx.qualname(node)
+            qual = ctx.qualname(node) or self._star_global(node)
             if qual is None and ident in ctx.global_writers:
                 return ("g", f"{ctx.module}.{ident}")  # a module variable only functions assign (``global``)
             return ("g", qual) if qual else UNKNOWN
