@@ -46,7 +46,7 @@ class Paths(tud.Dataset):
 '''
 
 MEASURE = r"""
-import os, sys
+import os, sys, time
 sys.path.insert(0, sys.argv[1])
 import torch
 from torch.utils.data import DataLoader
@@ -72,8 +72,20 @@ def footprint(obj):
 marks = sys.argv[2]
 
 def init(worker_id):
-    with open(os.path.join(marks, str(os.getpid())), "w") as fh:
+    path = os.path.join(marks, str(os.getpid()))
+    with open(path + ".tmp", "w") as fh:
         fh.write(str(private_kb(os.getpid())))
+    os.replace(path + ".tmp", path)  # whole, or not there yet
+
+def mark(pid):
+    # a worker that got no batch (the baseline's one batch went to the other) may still be in
+    # its worker_init_fn on a loaded machine: wait for its mark
+    path = os.path.join(marks, str(pid))
+    for _ in range(1200):
+        if os.path.exists(path):
+            return int(open(path).read())
+        time.sleep(0.05)
+    raise FileNotFoundError(path)
 
 dataset = paths_dataset.Paths(int(sys.argv[3]), int(sys.argv[4]))
 loader = DataLoader(dataset, batch_size=1000, num_workers=2, persistent_workers=True,
@@ -83,7 +95,7 @@ total = sum(int(batch.sum()) for batch in it)
 assert total == sum(len(p) for p in dataset.paths), "every element was read"
 growth = []
 for worker in it._workers:
-    start = int(open(os.path.join(marks, str(worker.pid))).read())
+    start = mark(worker.pid)
     growth.append(private_kb(worker.pid) - start)
 print(type(dataset.paths).__name__, footprint(dataset.paths), *growth)
 """
