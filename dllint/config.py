@@ -44,6 +44,9 @@ class Settings:
     dataloader_classes: tuple[str, ...] = ()
     respect_gitignore: bool = True
     config_path: str | None = None
+    # the project is a distributable package (setup.py / setup.cfg, or a pyproject.toml with a
+    # [project] or [build-system] table): its classes are its users' too, whose loaders are unseen
+    packaged: bool = False
     # files larger than this (MB) are not analysed but reported as DL000: a module's syntax tree
     # and facts take about 150 bytes of memory per byte of source (a 10 MB file: about 1.5 GB)
     max_file_size: float = 10.0
@@ -263,6 +266,22 @@ def _requires_python(doc: dict, path: str) -> str | None:
     if "requires-python" not in project:
         return None
     return validate_requires_python(project["requires-python"], f"`project.requires-python` in {path}")
+
+
+def is_packaged(root: str) -> bool:
+    """The project at ``root`` builds a distributable package: a ``setup.py`` or ``setup.cfg``,
+    or a ``pyproject.toml`` with a ``[project]``, ``[build-system]`` or ``[tool.poetry]`` table
+    (not one holding only tools' settings)."""
+    if any(os.path.isfile(os.path.join(root, name)) for name in ("setup.py", "setup.cfg")):
+        return True
+    path = os.path.join(root, "pyproject.toml")
+    if not os.path.isfile(path):
+        return False
+    try:
+        doc = _read_toml(path)
+    except ConfigError:
+        return False
+    return "project" in doc or "build-system" in doc or "poetry" in (doc.get("tool") or {})
 
 
 def _read_toml(path: str) -> dict:

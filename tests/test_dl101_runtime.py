@@ -243,6 +243,17 @@ CASES = {
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],
     "dl101/explicit_base_init": [("fixed", "explicit_base_init", "AlignedDataset(None, root)", "files")],
     "dl101/per_video_tables": [("fixed", "per_video_tables", "VideoTest(root, 'list.lst')", "videos")],
+    "dl101/conditional_start_method": [("fixed", "conditional_start_method", "Frames(root)", "files")],
+    "dl101/rebound_after_init": [("fixed", "rebound_after_init", "BaseTxt(root + '/list.lst')", "paths_all")],
+    "projects/dl101_main_process_only": [
+        ("fixed", "lib.data", "TrainImages(root)", "img_files"),
+        ("fixed", "lib.data", "LibraryImages(root)", "img_files"),
+    ],
+    # (the project's own `datasets` package, imported before any installed one; an unsafe fix:
+    # run, not compared)
+    "projects/dl101_shadowed_library_name": [
+        ("unsafe-fixed", "datasets.utils", "DatasetWrapper([Datum(impath=str(i), label=i) for i in range(5)], 224)", "data_source"),
+    ],
     "projects/dl101_forwarded_args": [
         ("fixed", "depth.datasets.kitti", "KITTIRAWDataset(root, [f'a {i}' for i in range(40)], 4, 4)", "filenames"),
         ("fixed", "depth.datasets.stereo", "StereoKITTI(root, [f'l{i} r{i}' for i in range(30)])", "pairs"),

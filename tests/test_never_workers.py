@@ -73,3 +73,71 @@ def test_a_project_naming_workers_anywhere_judges_unseen_datasets_with_workers(t
     root = _project(tmp_path / "proj", extra, others)
     assert "graphs.py:9:9: DL101" in _dl101(root, monkeypatch)
     assert "graphs.py:9:9: DL101" in _dl101(root, monkeypatch, "graphs.py")
+
+
+# ------------------------------------------------------------------ kept in the main process
+
+
+@pytest.mark.parametrize(
+    "marker, packaged",
+    [
+        ({}, False),
+        ({"pyproject.toml": "[tool.black]\nline-length = 100\n"}, False),  # tools' settings only
+        ({"setup.py": "from setuptools import setup\nsetup(name='lib')\n"}, True),
+        ({"pyproject.toml": "[project]\nname = 'lib'\n"}, True),
+        ({"pyproject.toml": "[build-system]\nrequires = ['setuptools']\n"}, True),
+    ],
+)
+def test_a_class_only_indexed_where_it_is_built_is_quiet_unless_the_project_is_a_package(tmp_path, marker, packaged):
+    """`recon.py` builds `EvalImages` and indexes it itself (pifuhd's shape): no worker copies
+    it. In a distributable package the class is its users' too, whose loaders are unseen: the
+    common case (workers, fork) decides, as for any library class."""
+    from dllint.config import is_packaged
+
+    from golden import run_dllint
+
+    files = {
+        "lib/data.py": (
+            "import glob\n\nfrom torch.utils.data import Dataset\n\n\n"
+            "class EvalImages(Dataset):\n"
+            "    def __init__(self, root):\n        self.files = sorted(glob.glob(root + '/*.png'))\n\n"
+            "    def __len__(self):\n        return len(self.files)\n\n"
+            "    def __getitem__(self, i):\n        return self.files[i]\n"
+        ),
+        "recon.py": (
+            "from lib.data import EvalImages\n\n\n"
+            "def main(root):\n    ds = EvalImages(root)\n    for i in range(len(ds)):\n        print(ds[i])\n\n\n"
+            "if __name__ == '__main__':\n    main('data')\n"
+        ),
+        **marker,
+    }
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert is_packaged(str(tmp_path)) is packaged
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL101", "-q", "."])
+    assert (code == 1 and "lib/data.py:8:9: DL101" in out) is packaged, out
+
+
+def test_a_module_variable_a_function_reads_is_not_kept_where_it_is_built(tmp_path):
+    """`dataset = Images(...)` at module level, given to a loader by `train()` reading the
+    global: the instance leaves the statement that builds it (dgl's jtnn `vaetrain_dgl.py`)."""
+    from golden import run_dllint
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/data.py").write_text(
+        "import glob\n\nfrom torch.utils.data import Dataset\n\n\n"
+        "class Images(Dataset):\n"
+        "    def __init__(self, root):\n        self.files = sorted(glob.glob(root + '/*.png'))\n\n"
+        "    def __len__(self):\n        return len(self.files)\n\n"
+        "    def __getitem__(self, i):\n        return self.files[i]\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import lightning\n\nfrom lib.data import Images\n\ndataset = Images('data')\nprint(len(dataset))\n\n\n"
+        "def train():\n    lightning.Trainer().fit(None, train_dataloaders=dataset)\n\n\n"
+        "if __name__ == '__main__':\n    train()\n"
+    )
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL101", "-q", "."])
+    assert code == 1 and "lib/data.py:8:9: DL101" in out, out

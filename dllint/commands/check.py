@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 import click
 
-from dllint.config import ConfigError, Overrides, Settings, find_config, load_settings, split_csv, TARGET_VERSIONS
+from dllint.config import ConfigError, Overrides, Settings, find_config, is_packaged, load_settings, split_csv, TARGET_VERSIONS
 from dllint.discover import discover
 from dllint.program.layout import find_project_root, scope_root
 from dllint.engine import Engine
@@ -49,6 +50,8 @@ def load_configuration(paths: list[str], config: str | None, overrides: Override
         start = paths[0] if paths else "."
         found, nearest = find_config(start)
         settings = load_settings(found, codes, nearest)
+    if _bounded and is_packaged(root):
+        settings = replace(settings, packaged=True)
     return overrides.apply(settings, codes), root
 
 
@@ -70,8 +73,6 @@ def watched_codes(enabled: set[str]) -> frozenset[str]:
 def not_applied(diagnostics, withheld: dict) -> list:
     """Findings whose fix ``--fix`` withheld (it would add a finding, not parse, or not fit a
     notebook): the message says why, and the fix is shown as a suggestion only, never as fixable."""
-    from dataclasses import replace
-
     out = []
     for d in diagnostics:
         why = withheld.get((d.path, d.code, d.span.row, d.span.col))

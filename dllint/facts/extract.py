@@ -178,6 +178,17 @@ _FILE_SIGNALS = (
 )
 
 
+# calls that find a class or module from a name in configuration: the program may build any of
+# its classes where its code does not name them (ST-GCN's ``import_class(cfg.feeder)``)
+DYNAMIC_IMPORTS = frozenset(
+    {
+        "builtins.__import__", "importlib.import_module", "importlib.util.spec_from_file_location",
+        "pydoc.locate", "hydra.utils.instantiate", "hydra.utils.get_class", "hydra.utils.get_method",
+        "hydra.utils.call",
+    }
+)
+
+
 def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[str]) -> None:
     facts.imports = {
         name: b.qualname for name, b in ctx.module_scope.bindings.items() if b.kind == "import" and b.qualname
@@ -248,6 +259,8 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
         if callee in SET_START_METHOD:
             start_methods.append(_start_method(ctx, node))
             continue
+        if callee in DYNAMIC_IMPORTS:
+            facts.signals["dynamic_imports"] = True  # classes built from names in configuration
         keywords = {kw.arg for kw in node.keywords}
         if (
             callee in DATALOADER_CLASSES

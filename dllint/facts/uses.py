@@ -216,7 +216,8 @@ def local_fates(ctx) -> dict[str, dict[str, tuple]]:
     returns or yields it, stores it in a container or an attribute, or binds it to another name;
     ``callees``: the qualified names of the calls it is passed to ("?" when the callee has no
     name: ``trainer.fit(model, ds)``). Indexing it, measuring it, walking it and calling its
-    methods use it where it is (``ds[i]``, ``len(ds)``, ``ds.get_data()``): not recorded."""
+    methods use it where it is (``ds[i]``, ``len(ds)``, ``ds.get_data()``): not recorded. A
+    module variable that a function of the file reads is handed on."""
     candidates: dict[str, set[str]] = {}
     for node in ctx.nodes(ast.Assign):
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
@@ -232,6 +233,11 @@ def local_fates(ctx) -> dict[str, dict[str, tuple]]:
         fn = ctx.enclosing_function(node)
         scope = fn.qualname if fn else ctx.module
         if node.id not in candidates.get(scope, ()):
+            if fn is not None and node.id in candidates.get(ctx.module, ()) and ctx.lookup(node.id, ctx.scope_of(node)) is ctx.module_scope.bindings.get(node.id):
+                # a function reading a module variable assigned a call's result: it leaves the
+                # statement that builds it (``train()`` giving the global ``dataset`` to a loader)
+                callees = found.setdefault(ctx.module, {}).get(node.id, (False, set()))[1]
+                found[ctx.module][node.id] = (True, callees)
             continue
         parent = ctx.parent(node)
         if isinstance(parent, ast.keyword):

@@ -274,22 +274,89 @@ class Workers:
         # and the script builds it itself (a name rebound by an import builds another class),
         # keeping each instance to itself: one handed to a library (a trainer: its loader has
         # workers), returned or stored goes where the script does not show
-        scopes = [(facts.module, facts.flow), *((fn.qualname, fn.flow) for fn in facts.functions.values())]
-        fates = facts.signals.get("local_fates", {})
-        built = False
         with self.quietly():
-            for scope, flow in scopes:
-                for kind, target, _args, _kwargs, row in flow.calls if flow is not None else ():
-                    if kind != "ref" or getattr(self.resolve(target, facts.root), "key", None) != ref.key:
-                        continue
-                    built = True
-                    built_here = ("c", ("g", target))
-                    names = [n for n, values in flow.locals.items() if any(isinstance(v, tuple) and v[:2] == built_here and v[-1] == row for v in values)]
-                    for name in names:
-                        handed, callees = fates.get(scope, {}).get(name, (False, ()))
-                        if handed or any(not isinstance(self.resolve(c, facts.root), FuncRef) for c in callees):
-                            return False
-        return built
+            sites = list(self._constructions(facts, ref))
+            return bool(sites) and not any(self._handed_on(facts, *site) for site in sites)
+
+    def kept_in_main_process(self, ref: ClassRef) -> bool:
+        """A class no loader uses whose every instance the project builds outside its test suite
+        is kept by the function building it: assigned to a name that is indexed, measured, walked
+        or given to project functions there, never returned, stored or handed to a library
+        (pifuhd's ``recon.py``: ``test_dataset = EvalDataset(opt)``, then ``test_dataset[i]``).
+        Not in a distributable package (``Settings.packaged``: its users build its classes too,
+        with loaders the project does not show), nor a class registered for configuration (a
+        decorator), in a project that imports classes by name (``importlib.import_module``,
+        ``__import__``, Hydra's ``instantiate``: ST-GCN's ``import_class(cfg.feeder)``), one whose
+        methods code outside it calls through the class (``Cls.from_config(...)``: an
+        alternative constructor), or one built nowhere outside the
+        tests (a library's class: its users' loaders are the common case). A module variable
+        counts as kept only in an entry script that nothing imports, and only while none of its
+        functions reads it."""
+        if self.settings.packaged or self.loaders_using(ref) or ref.cls.decorators or ref.cls.local:
+            return False
+        if any(f.signals.get("dynamic_imports") for f in self.files.values()):
+            return False  # classes built from names in configuration: not every construction is seen
+        built, called = self._built_and_called()
+        sites = built.get(ref.key, ())
+        if not sites or any((ref.file.path, q) in called for q in ref.cls.methods.values()):
+            return False
+        with self.quietly():
+            return not any(self._handed_on(facts, scope, flow, target, row, assigned=True) for facts, scope, flow, target, row in sites)
+
+    def _built_and_called(self) -> tuple[dict, set]:
+        """({class key: [(facts, scope, flow, callee name, row)] of the calls building it by name
+        outside the test suite}, {keys of the project functions called by name outside their own
+        class}): one pass over the calls, for ``kept_in_main_process``."""
+        found = self.__dict__.get("_built_called_memo")
+        if found is not None:
+            return found
+        built: dict = {}
+        called: set = set()
+        root = self.layout.root
+        with self.quietly():
+            for facts in self.files.values():
+                if is_test_path(facts.path, root):
+                    continue
+                for fn in (None, *facts.functions.values()):
+                    flow = facts.flow if fn is None else fn.flow
+                    scope = facts.module if fn is None else fn.qualname
+                    for kind, target, _args, _kwargs, row in flow.calls if flow is not None else ():
+                        if kind != "ref":
+                            continue
+                        found_ref = self.resolve(target, facts.root)
+                        if isinstance(found_ref, ClassRef):
+                            built.setdefault(found_ref.key, []).append((facts, scope, flow, target, row))
+                        elif isinstance(found_ref, FuncRef) and found_ref.fn.cls is not None and (fn is None or fn.cls != found_ref.fn.cls):
+                            called.add(found_ref.key)
+        if self.settled:
+            self.__dict__["_built_called_memo"] = (built, called)
+        return built, called
+
+    def _constructions(self, facts, ref: ClassRef):
+        """(scope, flow, callee name, row) of the calls in ``facts`` that build ``ref`` by name."""
+        scopes = [(facts.module, facts.flow), *((fn.qualname, fn.flow) for fn in facts.functions.values())]
+        for scope, flow in scopes:
+            for kind, target, _args, _kwargs, row in flow.calls if flow is not None else ():
+                if kind == "ref" and getattr(self.resolve(target, facts.root), "key", None) == ref.key:
+                    yield scope, flow, target, row
+
+    def _handed_on(self, facts, scope, flow, target, row, assigned: bool = False) -> bool:
+        """Whether the instance a construction builds may leave the function: a name it is
+        assigned to is returned, stored, rebound or passed to a call that is not a project
+        function. ``assigned``: a construction not assigned to a plain name counts as handed on
+        (``train(Images(root))``, ``self.ds = Images(root)``)."""
+        built_here = ("c", ("g", target))
+        names = [n for n, values in flow.locals.items() if any(isinstance(v, tuple) and v[:2] == built_here and v[-1] == row for v in values)]
+        if assigned and not names:
+            return True
+        if assigned and scope == facts.module and (facts.main_guard is None or self.importers(facts.path)):
+            return True  # a module variable other modules may import (``from data import train_set``)
+        fates = facts.signals.get("local_fates", {})
+        for name in names:
+            handed, callees = fates.get(scope, {}).get(name, (False, ()))
+            if handed or any(not isinstance(self.resolve(c, facts.root), FuncRef) for c in callees):
+                return True
+        return False
 
     @cached_property
     def never_starts_workers(self) -> bool:

@@ -277,7 +277,13 @@ class CopyOnReadContainer(Rule):
             `if __name__ == "__main__":`) that no project file imports and no loader uses is indexed
             by that script in its own process: quiet, unless the script hands an instance on
             (passes it to a library call such as a Hugging Face `Trainer`, returns it, stores it
-            in a dict or an attribute): then it is judged as the common case; a package module that no file imports
+            in a dict or an attribute): then it is judged as the common case. So is a class no loader
+            uses whose every instance the project builds outside its tests stays in the function
+            building it, indexed, measured or walked there (`ds = EvalDataset(opt)`, then
+            `ds[i]`), never returned, stored or handed to a library (not in a distributable
+            package: a `setup.py`, `setup.cfg` or a `[project]` / `[build-system]` table, whose
+            users build its classes too; not a class registered by a decorator or built through
+            a classmethod); a package module that no file imports
             (`python -m pkg.eval.run`) decides with the loaders of its own `__main__` code. So is a Dataset in a project that never
             starts workers: its loaders all keep `num_workers` at the default 0 and no file's code
             names workers at all (no `num_workers`, `--workers` option or `workers_per_gpu` key),
@@ -479,8 +485,9 @@ class CopyOnReadContainer(Rule):
         loaders = model.deciding_loaders(ref)
         if not loaders:
             # no loader in sight: judged as the common case (workers, fork), unless an entry script
-            # that nothing imports keeps the class to itself, or the project never starts workers
-            return model.script_only(ref) or model.never_starts_workers
+            # that nothing imports keeps the class to itself, the project keeps every instance it
+            # builds in the function building it, or the project never starts workers
+            return model.script_only(ref) or model.kept_in_main_process(ref) or model.never_starts_workers
         active = [ld for ld in loaders if ld.may_start_workers]
         if not active:
             return True
