@@ -201,22 +201,28 @@ class Layout:
         return self._by_module
 
     def shadowing(self, names: frozenset[str] = LIBRARY_ROOTS) -> frozenset[str]:
-        """Those of ``names`` (libraries' top-level names: ``datasets``, ``test``) that a project
-        folder or module also has: an import of one may load the project's own (a script beside
-        its ``datasets/`` package imports that one first), so the facts keep the calls into it
-        (dllint/facts/flow.py). A folder or module of that name anywhere in the project counts
-        (more calls kept, never fewer); without a marker, the named files' folders are listed."""
+        """Those of ``names`` (libraries' top-level names: ``datasets``, ``logging``) that a
+        project folder or module may also be imported as: an import of one may load the project's
+        own (a script beside its ``datasets/`` package imports that one first), so the facts keep
+        the calls into it (dllint/facts/flow.py). A folder or module counts when the folder
+        holding it is not a package (no ``__init__.py``): it is then importable by that name from
+        that folder as a search root (``nemo/collections/`` is ``nemo.collections``, not
+        ``collections``). Without a marker, the named files' folders are listed."""
         found: set[str] = set()
         top = os.path.abspath(self.root)
         folders: set[str] = set()
+
+        def top_level(path: str) -> bool:  # ``path``'s folder is not a package
+            return not self._isfile(os.path.join(os.path.dirname(path), "__init__.py"))
+
         for path in self.files:
             stem, ext = os.path.splitext(os.path.basename(path))
-            if ext in (".py", ".pyi") and stem in names:
+            if ext in (".py", ".pyi") and stem in names and top_level(path):
                 found.add(stem)
             folder = os.path.dirname(path)
             while folder not in folders and len(folder) > len(top):
                 folders.add(folder)
-                if os.path.basename(folder) in names:
+                if os.path.basename(folder) in names and top_level(folder):
                     found.add(os.path.basename(folder))
                 folder = os.path.dirname(folder)
         if not self.bounded:

@@ -288,10 +288,9 @@ class Workers:
         decorator), in a project that imports classes by name (``importlib.import_module``,
         ``__import__``, Hydra's ``instantiate``: ST-GCN's ``import_class(cfg.feeder)``), one whose
         methods code outside it calls through the class (``Cls.from_config(...)``: an
-        alternative constructor), or one built nowhere outside the
-        tests (a library's class: its users' loaders are the common case). A module variable
-        counts as kept only in an entry script that nothing imports, and only while none of its
-        functions reads it."""
+        alternative constructor), or one built nowhere outside the tests (a library's class: its
+        users' loaders are the common case). A module variable counts as kept only in an entry
+        script that nothing imports, and only while none of its functions reads it."""
         if self.settings.packaged or self.loaders_using(ref) or ref.cls.decorators or ref.cls.local:
             return False
         if any(f.signals.get("dynamic_imports") for f in self.files.values()):
