@@ -208,23 +208,13 @@ class Layout:
         holding it is not a package (no ``__init__.py``): it is then importable by that name from
         that folder as a search root (``nemo/collections/`` is ``nemo.collections``, not
         ``collections``). Without a marker, the named files' folders are listed."""
-        found: set[str] = set()
         top = os.path.abspath(self.root)
-        folders: set[str] = set()
-
-        def top_level(path: str) -> bool:  # ``path``'s folder is not a package
-            return not self._isfile(os.path.join(os.path.dirname(path), "__init__.py"))
-
-        for path in self.files:
+        inside = [d for d in self._folders() if d.startswith(top + os.sep)]
+        found: set[str] = set()
+        for path in (*self.files, *inside):
             stem, ext = os.path.splitext(os.path.basename(path))
-            if ext in (".py", ".pyi") and stem in names and top_level(path):
-                found.add(stem)
-            folder = os.path.dirname(path)
-            while folder not in folders and len(folder) > len(top):
-                folders.add(folder)
-                if os.path.basename(folder) in names and top_level(folder):
-                    found.add(os.path.basename(folder))
-                folder = os.path.dirname(folder)
+            if stem in names and ext in ("", ".py", ".pyi") and not self._isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+                found.add(stem)  # (its folder is not a package)
         if not self.bounded:
             for folder in {os.path.dirname(p) for p in self.files}:
                 try:
@@ -257,16 +247,20 @@ class Layout:
 
     def _isdir(self, path: str) -> bool:
         if self.bounded:
-            if self._dirs is None:
-                dirs: set[str] = set()
-                for f in self.files:
-                    d = os.path.dirname(f)
-                    while d not in dirs and len(d) > 1:
-                        dirs.add(d)
-                        d = os.path.dirname(d)
-                self._dirs = dirs
-            return path in self._dirs
+            return path in self._folders()
         return os.path.isdir(path)
+
+    def _folders(self) -> set[str]:
+        """Every folder holding a known file, and their ancestors."""
+        if self._dirs is None:
+            dirs: set[str] = set()
+            for f in self.files:
+                d = os.path.dirname(f)
+                while d not in dirs and len(d) > 1:
+                    dirs.add(d)
+                    d = os.path.dirname(d)
+            self._dirs = dirs
+        return self._dirs
 
     def _module_file(self, base: str) -> str | None:
         """``base.py`` or ``base/__init__.py`` when present (a regular module or package)."""
@@ -369,7 +363,7 @@ class Layout:
         children: dict[str, list[tuple[str, bool]]] = {}
         if where_of:
             below: dict[str, set[str]] = {}
-            for entry in (*self.files, *(self._dirs or ())):
+            for entry in (*self.files, *self._folders()):
                 below.setdefault(os.path.dirname(entry), set()).add(os.path.basename(entry))
             for folder, first in sorted(where_of.items()):
                 names = below.get(folder, set())

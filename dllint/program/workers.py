@@ -274,9 +274,10 @@ class Workers:
         # and the script builds it itself (a name rebound by an import builds another class),
         # keeping each instance to itself: one handed to a library (a trainer: its loader has
         # workers), returned or stored goes where the script does not show
+        built, _called = self._built_and_called()
+        sites = [site for site in built.get(ref.key, ()) if site[0] is facts]
         with self.quietly():
-            sites = list(self._constructions(facts, ref))
-            return bool(sites) and not any(self._handed_on(facts, *site) for site in sites)
+            return bool(sites) and not any(self._handed_on(*site) for site in sites)
 
     def kept_in_main_process(self, ref: ClassRef) -> bool:
         """A class no loader uses whose every instance the project builds outside its test suite
@@ -296,16 +297,17 @@ class Workers:
         if any(f.signals.get("dynamic_imports") for f in self.files.values()):
             return False  # classes built from names in configuration: not every construction is seen
         built, called = self._built_and_called()
-        sites = built.get(ref.key, ())
+        root = self.layout.root
+        sites = [site for site in built.get(ref.key, ()) if not is_test_path(site[0].path, root)]
         if not sites or any((ref.file.path, q) in called for q in ref.cls.methods.values()):
             return False
         with self.quietly():
-            return not any(self._handed_on(facts, scope, flow, target, row, assigned=True) for facts, scope, flow, target, row in sites)
+            return not any(self._handed_on(*site, assigned=True) for site in sites)
 
     def _built_and_called(self) -> tuple[dict, set]:
-        """({class key: [(facts, scope, flow, callee name, row)] of the calls building it by name
-        outside the test suite}, {keys of the project functions called by name outside their own
-        class}): one pass over the calls, for ``kept_in_main_process``."""
+        """({class key: [(facts, scope, flow, callee name, row)] of the calls building it by name},
+        {keys of the project functions called by name outside their own class, outside the test
+        suite}): one pass over the calls, for ``script_only`` and ``kept_in_main_process``."""
         found = self.__dict__.get("_built_called_memo")
         if found is not None:
             return found
@@ -314,8 +316,7 @@ class Workers:
         root = self.layout.root
         with self.quietly():
             for facts in self.files.values():
-                if is_test_path(facts.path, root):
-                    continue
+                test = is_test_path(facts.path, root)
                 for fn in (None, *facts.functions.values()):
                     flow = facts.flow if fn is None else fn.flow
                     scope = facts.module if fn is None else fn.qualname
@@ -325,19 +326,11 @@ class Workers:
                         found_ref = self.resolve(target, facts.root)
                         if isinstance(found_ref, ClassRef):
                             built.setdefault(found_ref.key, []).append((facts, scope, flow, target, row))
-                        elif isinstance(found_ref, FuncRef) and found_ref.fn.cls is not None and (fn is None or fn.cls != found_ref.fn.cls):
+                        elif not test and isinstance(found_ref, FuncRef) and found_ref.fn.cls is not None and (fn is None or fn.cls != found_ref.fn.cls):
                             called.add(found_ref.key)
         if self.settled:
             self.__dict__["_built_called_memo"] = (built, called)
         return built, called
-
-    def _constructions(self, facts, ref: ClassRef):
-        """(scope, flow, callee name, row) of the calls in ``facts`` that build ``ref`` by name."""
-        scopes = [(facts.module, facts.flow), *((fn.qualname, fn.flow) for fn in facts.functions.values())]
-        for scope, flow in scopes:
-            for kind, target, _args, _kwargs, row in flow.calls if flow is not None else ():
-                if kind == "ref" and getattr(self.resolve(target, facts.root), "key", None) == ref.key:
-                    yield scope, flow, target, row
 
     def _handed_on(self, facts, scope, flow, target, row, assigned: bool = False) -> bool:
         """Whether the instance a construction builds may leave the function: a name it is
