@@ -10,9 +10,11 @@ import re
 
 from dllint.names import canonical, torchvision_sample_attrs
 from dllint.program.refs import ClassRef, FuncRef
-from dllint.program.values import Env, is_property
+from dllint.program.values import ARRAY_METHODS, Env, is_property
 
 ENTRIES = ("__getitem__", "__getitems__")
+# attributes only arrays, tensors and frames have (no Python container does)
+ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim"})
 # what an open file is held as: a file object, a memory map, an HDF5 / LMDB / zip ... handle
 OPEN_FILES = frozenset({"file", "memmap", "handle", "h5dataset"})
 
@@ -46,9 +48,27 @@ class SampleUses:
         worker = [f for f, _ in self.worker_functions(ref).values() if member(f) or _instance_helper(f)]
         tainted = self._index_params(ref, worker)
 
-        def follow(name):  # a method of the class a DataFrame row is handed to
+        def follow(func):
+            """The flow and the parameters (``self`` left out) of what ``self.<name>(...)`` calls:
+            a method of the class, or a function the instance keeps (``self.loader = loader``,
+            a parameter defaulting to a module's ``default_loader(path)``); or of a project
+            function called by name (``readPFM(path)``)."""
+            if func[0] == "g":
+                found = self.resolve(func[1], ref.file.root)
+                if not isinstance(found, FuncRef) or found.fn.cls is not None or found.fn.flow is None:
+                    return None
+                return found.fn.flow, found.fn.params
+            name = func[1]
             m = self.find_method(ref, name)
-            return (m.fn.flow, m.fn.params) if m is not None and m.fn.flow is not None else None
+            if m is not None:
+                return (m.fn.flow, m.fn.params[1:]) if m.fn.flow is not None else None
+            if not self.attr_writes(ref, name):
+                return None
+            held = self.attr_value(ref, name)
+            fn = held.fn if held.has("function") else None
+            if fn is None or fn.fn.flow is None or fn.fn.cls is not None:
+                return None
+            return fn.fn.flow, fn.fn.params
 
         for fn in worker:
             flow = fn.fn.flow
@@ -246,6 +266,21 @@ class SampleUses:
         """The file signal ``signal`` (attr -> [enclosing function]) names ``attr`` in a method
         of the class or of its project bases."""
         return any(True for _ in self.own_signal(ref, attr, signal, lambda scope: scope))
+
+    def array_used(self, ref: ClassRef, attr: str) -> str | None:
+        """The first use, in the class's own methods, that only an array or a tensor answers:
+        ``self.x.shape``, ``.dtype``, ``.ndim``, ``self.x.astype(...)``, ``.numpy()``,
+        ``.reshape(...)`` (no list, dict or tuple has them); the evidence that records loaded
+        from a pickle or a torch file are an array, not a Python container."""
+        for kind, detail, row, on_self, _scope in self.own_signal(ref, attr, "attr_uses", lambda use: use[4]):
+            if not on_self:
+                continue
+            name = detail.strip("`").lstrip(".")
+            if kind == "method" and name.endswith("()") and name[:-2] in ARRAY_METHODS:
+                return f"`self.{attr}.{name}`"
+            if kind == "attr" and name in ARRAY_ATTRS:
+                return f"`self.{attr}.{name}`"
+        return None
 
     def own_signal(self, ref: ClassRef, attr: str, signal: str, scope_of):
         """The entries of the file signal ``signal`` (attr -> [entry]) for ``attr`` whose enclosing
@@ -576,7 +611,7 @@ def _nodes(ir, depth: int = 0):
         yield from _nodes(ir[2], d)
 
 
-def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seeds=None) -> set[tuple[str, str]]:
+def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seeds=None, depth: int = 0) -> set[tuple[str, str]]:
     """(attr, "index" | "text" | "record-rows") for the tables worker code reads per sample: ``self.df.iloc[idx]``
     (``.loc``, ``.iloc[idx, :]``, ``self.df["col"][idx]``) is an index use; a cell of such a row
     (``row["path"]``, ``row.loc["path"]``, ``self.df.at[idx, "path"]``) passed to a call that takes a
@@ -657,6 +692,15 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
             return column[1][1]
         return None
 
+    def text_of(ir, method: str | None = None) -> str | None:
+        """The table whose per-sample cell ``ir`` is, or whose per-sample element it is: an
+        element of a list used as a string is a string (``Image.open(self.paths[idx])``), as a
+        cell is; a frame's row is a Series, whose ``replace`` is not a string's."""
+        found = cell_of(ir)
+        if found is None and method != "replace":
+            found = row_of(ir)
+        return found
+
     exprs = _exprs(flow)
     for _ in range(3):
         for name, values in flow.locals.items():
@@ -687,38 +731,38 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                     out.add((node[1][1], "id-key"))  # ``self.features[row["video_id"]]``
             elif tag == "b" and node[1] == "+":
                 for cell, other in ((node[2], node[3]), (node[3], node[2])):
-                    c = cell_of(cell)
+                    c = text_of(cell)
                     if c is not None and other[0] == "k" and isinstance(other[1], str):
                         out.add((c, "text"))
             elif tag == "c":
                 func, args, kwargs = node[1], node[2], node[3]
-                if func[0] == "s" and follow is not None:
-                    found = follow(func[1])
+                found = follow(func) if follow is not None and func[0] in ("s", "g") else None
+                if found is not None:
                     passed: tuple[dict, dict] = ({}, {})
-                    if found is not None:
-                        callee, names = found
-                        for i, a in enumerate(args):
-                            if a[0] == "*" or i + 1 >= len(names):
-                                break
-                            r, c = row_of(a), cell_of(a)
-                            if r is not None:
-                                passed[0][names[i + 1]] = r
-                            elif c is not None:
-                                passed[1][names[i + 1]] = c
+                    callee, names = found
+                    for i, a in enumerate(args):
+                        if a[0] == "*" or i >= len(names):
+                            break
+                        r, c = row_of(a), cell_of(a)
+                        if r is not None:
+                            passed[0][names[i]] = r
+                        elif c is not None:
+                            passed[1][names[i]] = c
                     if passed[0] or passed[1]:
-                        out.update(u for u in _frame_uses(callee, set(), set(), None, passed) if u[1] in ("text", "id-key"))
+                        deeper = follow if depth < 1 else None
+                        out.update(u for u in _frame_uses(callee, set(), set(), deeper, passed, depth + 1) if u[1] in ("text", "id-key"))
                 elif func[0] == "a" and func[2] == "format" and func[1][0] == "k" and isinstance(func[1][1], str):
                     for a in (*args, *(v for _k, v in kwargs)):
-                        c = cell_of(a[1] if a[0] == "*" else a)
+                        c = text_of(a[1] if a[0] == "*" else a)
                         if c is not None:
                             out.add((c, "text"))
                 elif func[0] == "g" and (canonical(func[1]) or func[1]) in TEXT_SINKS:
                     for a in (*args, *(v for _k, v in kwargs)):
-                        c = cell_of(a[1] if a[0] == "*" else a)
+                        c = text_of(a[1] if a[0] == "*" else a)
                         if c is not None:
                             out.add((c, "text"))
                 elif func[0] == "a" and func[2] in TEXT_METHODS:
-                    c = cell_of(func[1])
+                    c = text_of(func[1], func[2])
                     if c is not None:
                         out.add((c, "text"))
     return out

@@ -352,6 +352,10 @@ ARRAY_CTORS = frozenset(
         "numpy.frombuffer", "numpy.fromfile", "numpy.cumsum", "numpy.asanyarray", "numpy.ascontiguousarray",
         "numpy.unique", "numpy.sort", "numpy.argsort", "numpy.where", "numpy.nonzero", "numpy.repeat",
         "numpy.tile", "numpy.loadtxt", "numpy.genfromtxt", "numpy.load", "numpy.random.permutation",
+        # (an array of what they are given, reshaped or reordered)
+        "numpy.transpose", "numpy.squeeze", "numpy.expand_dims", "numpy.reshape", "numpy.moveaxis",
+        "numpy.swapaxes", "numpy.flip", "numpy.copy", "numpy.ravel", "numpy.atleast_1d", "numpy.atleast_2d",
+        "numpy.atleast_3d", "numpy.column_stack", "numpy.dstack", "numpy.pad", "numpy.clip",
     }
 )
 INT_ARRAY = "an integer array"  # the detail of ``np.arange(n)`` / a permutation: ``.tolist()`` gives ints

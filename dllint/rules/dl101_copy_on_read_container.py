@@ -33,6 +33,8 @@ PLAIN = frozenset({"str", "bytes", "int", "bool", "none", "tuple", "list", "dict
 # what a container may be rebound to before the constructor returns: no longer a Python container
 COMPACT = frozenset({"ndarray", "tensor", "memmap", "store", "tensordataset", "series"})
 OPEN = frozenset({"unknown", "param", "records"})
+# what a value is when nothing in sight says: a parameter no call site binds, an unknown result
+OPAQUE = frozenset({"unknown", "param"})
 # elements that stand for a whole file (a memmap, an open HDF5 / LMDB file, an Arrow table): a list
 # of them has one entry per shard, not per sample
 PER_FILE = frozenset({"memmap", "handle", "store", "h5dataset"})
@@ -200,7 +202,13 @@ class CopyOnReadContainer(Rule):
               (`self.features[row["video_id"]]`, `sample.uniq_id`, also in a helper it is handed
               to; not a label, a class or a speaker: those make a label map), which makes even
               records loaded with `torch.load` a mapping rather than a tensor; so does a
-              per-sample item looked up by name (`self.items[idx]["file"]`).
+              per-sample item looked up by name (`self.items[idx]["file"]`). A parameter no
+              call site in sight binds (the lists come from a script of another repository)
+              counts when worker code indexes it with the sample index and uses the element as
+              a string or a path (`Image.open(self.left[idx])`, `fname, pid = self.dataset[idx]`
+              then `osp.join(root, fname)`, also through a method of the class, a function the
+              instance keeps (`self.loader = default_loader`) or a project function it is handed
+              to): one string per sample.
 
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
@@ -240,7 +248,10 @@ class CopyOnReadContainer(Rule):
             caches the constructor leaves empty (each worker fills its
             own), attributes the constructor (or a helper it calls) removes with `del` (statistics
             gathered per sample, then dropped), an object whose only source is unseen and whose kind is not known (it may be an
-            array or a tensor), pandas DataFrames without a string column in sight, numpy
+            array or a tensor), records loaded from a pickle, a torch or a .mat file that the
+            class uses as an array (`self.labels.shape`, `self.data.astype(...)`, `.dtype`,
+            `.numpy()`) or rebinds with numpy (`np.transpose`, `np.squeeze`) before its
+            constructor returns, pandas DataFrames without a string column in sight, numpy
             arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
@@ -503,6 +514,10 @@ class CopyOnReadContainer(Rule):
         if value.detail == FRAME_ARRAY and value.kinds & PY_CONTAINERS == {"ndarray-obj"} and not value.has("records"):
             # a frame's ``.values``: objects only with a string column, the evidence a frame needs
             return self._judge_frame(model, ref, attr, value, writes, uses, "an object array of a DataFrame's str columns")
+        if not value.kinds & PY_CONTAINERS and model.array_used(ref, attr):
+            return None  # loaded records (a pickle, a torch file) the class uses as an array
+        if value.kinds and value.kinds <= OPAQUE:
+            return self._judge_opaque(model, ref, attr, writes, uses)
         if not (value.kinds & PY_CONTAINERS) and not value.has("records"):
             return None
         if value.has("records") and value.kinds & COMPACT:
@@ -620,6 +635,23 @@ class CopyOnReadContainer(Rule):
         else:
             text = what
         return text, evidence + structural + follows
+
+    def _judge_opaque(self, model, ref, attr: str, writes, uses):
+        """Nothing in sight fills it (a parameter no call site binds, a library's result), but
+        worker code takes the sample's element and uses it as a string or a path
+        (``Image.open(self.left[idx])``, ``fname, pid = self.dataset[idx]`` then
+        ``osp.join(root, fname)``): one string (or one record holding one) per sample. An
+        array or a tensor has no string elements; a numpy array of fixed-width strings would,
+        but paths handed over are lists far more often, and the samples' count is what grows."""
+        text_uses = [u for u in uses if u[0] == "text"]
+        index_uses = [u for u in uses if u[0] == "index"]
+        if not text_uses or not index_uses:
+            return None
+        if self._rebound(model, ref, attr, writes) or model.length_asserted(ref, attr):
+            return None
+        evidence = [f"{how} in `{fn}`" for how, fn, _row in uses if how in ("len", "index")]
+        evidence.append(f"the sample's element used as a string or a path in `{text_uses[0][1]}`")
+        return f"one string (a path, a name) per sample, read in `{index_uses[0][1]}`", evidence
 
     def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = "a DataFrame with str columns"):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
