@@ -302,6 +302,7 @@ NOT_RUNNABLE = {
     "dl101/coco_subclass": "needs pycocotools and a COCO video annotation file (its fixes are unsafe)",
     "projects/dl101_script_in_package": "needs a JSON-lines caption file (its fix is unsafe)",
     "projects/dl101_package_fragment": "imports a sibling module the fixture leaves out, as a fragment of a package does (its fix is unsafe)",
+    "dl101/train_test_split": "needs scikit-learn and OpenCV (its fix is unsafe)",
 }
 
 RUNNER = r"""

@@ -565,6 +565,16 @@ TEXT_SINKS = frozenset(
         "scipy.io.wavfile.read", "json.load", "pickle.load",
     }
 )
+# calls that make numbers of what they are given: a row converted whole is a row of numbers
+NUMERIC_SINKS = frozenset(
+    {
+        "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.FloatTensor", "torch.Tensor",
+        "torch.LongTensor", "numpy.float32", "numpy.float64", "numpy.asarray", "numpy.array", "builtins.float",
+        "builtins.int",
+    }
+)
+ARITHMETIC = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+NUMERIC_METHODS = frozenset({"astype"})
 TEXT_METHODS = frozenset(
     {"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "startswith", "endswith", "lower", "upper",
      "encode", "removeprefix", "removesuffix", "capitalize", "title", "casefold", "replace", "zfill", "partition",
@@ -692,10 +702,23 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
             return column[1][1]
         return None
 
+    def whole_row(ir) -> str | None:
+        """The table whose sample's whole row ``ir`` is, as numbers: ``row.values``,
+        ``row.to_numpy()``, a slice of either (``row.values[:-1]``), or the row itself."""
+        if ir[0] == "i" and ir[2][0] == "sl":
+            ir = ir[1]
+        if ir[0] == "c" and ir[1][0] == "a" and ir[1][2] == "to_numpy":
+            ir = ir[1][1]
+        elif ir[0] == "a" and ir[2] == "values":
+            ir = ir[1]
+        return row_of(ir)
+
     def text_of(ir, method: str | None = None) -> str | None:
         """The table whose per-sample cell ``ir`` is, or whose per-sample element it is: an
         element of a list used as a string is a string (``Image.open(self.paths[idx])``), as a
         cell is; a frame's row is a Series, whose ``replace`` is not a string's."""
+        if ir[0] == "b" and ir[1] == "+" and method is None:
+            return text_of(ir[2]) or text_of(ir[3])  # ``os.path.join(root, img_id + self.ext)``
         found = cell_of(ir)
         if found is None and method != "replace":
             found = row_of(ir)
@@ -729,13 +752,23 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                         out.add((r, "record-rows"))
                 if node[1][0] == "s" and id_key(node[2], 0):
                     out.add((node[1][1], "id-key"))  # ``self.features[row["video_id"]]``
-            elif tag == "b" and node[1] == "+":
+            elif tag == "b" and node[1] == "+" and any(o[0] == "k" and isinstance(o[1], str) for o in node[2:4]):
                 for cell, other in ((node[2], node[3]), (node[3], node[2])):
                     c = text_of(cell)
                     if c is not None and other[0] == "k" and isinstance(other[1], str):
                         out.add((c, "text"))
+            elif tag == "b" and node[1] in ARITHMETIC:
+                for operand in node[2:4]:
+                    c = cell_of(operand) or whole_row(operand)
+                    if c is not None:  # ``row["x"] * 2.0``: a number
+                        out.add((c, "numeric"))
             elif tag == "c":
                 func, args, kwargs = node[1], node[2], node[3]
+                for a in (func[1],) if func[0] == "a" and func[2] in NUMERIC_METHODS else args[:1] if func[0] == "g" and (canonical(func[1]) or func[1]) in NUMERIC_SINKS else ():
+                    # ``torch.tensor(row.values, dtype=...)``, ``float(row["x"])``: numbers
+                    found = whole_row(a) or cell_of(a)
+                    if found is not None:
+                        out.add((found, "numeric"))
                 found = follow(func) if follow is not None and func[0] in ("s", "g") else None
                 if found is not None:
                     passed: tuple[dict, dict] = ({}, {})
@@ -750,7 +783,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                             passed[1][names[i]] = c
                     if passed[0] or passed[1]:
                         deeper = follow if depth < 1 else None
-                        out.update(u for u in _frame_uses(callee, set(), set(), deeper, passed, depth + 1) if u[1] in ("text", "id-key"))
+                        out.update(u for u in _frame_uses(callee, set(), set(), deeper, passed, depth + 1) if u[1] in ("text", "id-key", "numeric"))
                 elif func[0] == "a" and func[2] == "format" and func[1][0] == "k" and isinstance(func[1][1], str):
                     for a in (*args, *(v for _k, v in kwargs)):
                         c = text_of(a[1] if a[0] == "*" else a)

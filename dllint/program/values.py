@@ -1296,6 +1296,8 @@ class Values:
             return val("dict", "list", size=DATA, why=base.why)
         if base.has("dataframe") and attr in ("values", "to_numpy"):
             return val("ndarray-obj", size=base.size, why=base.why, detail=FRAME_ARRAY)
+        if base.kinds == frozenset({"dataframe"}) and attr in ("iloc", "loc"):
+            return base  # the frame's indexers: ``df.iloc[:, 1]`` is a column, ``df.loc[mask]`` rows
         if base.has("dataframe") and base.kinds <= FRAME_OR_UNKNOWN and not attr.startswith("_") and attr not in FRAME_ATTRS:
             # ``df.image_uid``: pandas' attribute access to a column, as ``df["image_uid"]``
             return val("series", size=base.size, why=base.why)
@@ -1807,6 +1809,11 @@ class Values:
                 return val("int", size=LOAD, why=_why(source, "a count read from a file", where))
         if qual in NUMERIC_FUNCS:
             return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
+        if qual == "sklearn.model_selection.train_test_split":
+            # (train, test) for each array given, each of the kind it was given as (a list gives lists)
+            parts = [self._eval(a, env, depth) for a in args if a[0] != "*"]
+            if parts:
+                return Val(frozenset({"tuple"}), items=tuple(p for p in parts for _ in (0, 1)), size=BOUNDED)
         if qual == "builtins.zip":
             if len(args) == 1 and args[0][0] == "*" and not kwargs:  # zip(*rows): the columns
                 rows = self._eval(args[0][1], env, depth)
@@ -1942,6 +1949,9 @@ class Values:
         size = inner.size if inner is not None else BOUNDED
         if qual == "numpy.unique" and size in (DATA, LOAD):
             return val("ndarray", size=DEDUP)  # the distinct values: a vocabulary, like set(...)
+        if qual in ("numpy.array", "numpy.asarray") and inner is not None and dtype_name is None and inner.has("dataframe", "series"):
+            # a frame's (or a column's) array, as ``.values``: objects only with a string column
+            return val("ndarray-obj", size=inner.size, why=inner.why, detail=FRAME_ARRAY)
         if qual in ("numpy.array", "numpy.asarray") and inner is not None and dtype_name is None:
             e = element_of(inner)
             if e.has("dict", "list", "tuple", "none", "instance", "unknown") and not e.has("str", "int", "float"):

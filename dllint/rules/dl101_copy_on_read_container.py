@@ -35,6 +35,7 @@ COMPACT = frozenset({"ndarray", "tensor", "memmap", "store", "tensordataset", "s
 OPEN = frozenset({"unknown", "param", "records"})
 # what a value is when nothing in sight says: a parameter no call site binds, an unknown result
 OPAQUE = frozenset({"unknown", "param"})
+FRAME_WHAT = "a DataFrame with str columns"
 # elements that stand for a whole file (a memmap, an open HDF5 / LMDB file, an Arrow table): a list
 # of them has one entry per shard, not per sample
 PER_FILE = frozenset({"memmap", "handle", "store", "h5dataset"})
@@ -213,7 +214,11 @@ class CopyOnReadContainer(Rule):
             A pandas DataFrame (read from a file, built with `pd.DataFrame(...)`, or derived by a
             mask, `query`, `sort_values`, `reset_index`) counts when it is data-sized as above
             (its rows come from a file, `__len__` measures it, or worker code takes the sample's
-            row with `.iloc[idx]` / `.loc[idx]`) and the code shows it has a string (object)
+            row with `.iloc[idx]` / `.loc[idx]`) and either it is read from a file by pandas
+            (`read_csv`, `read_parquet`, `read_json` ...: its text columns, paths, captions, ids,
+            are one Python str per row) and nothing shows its rows are numbers (worker code
+            converting the sample's row whole, `torch.tensor(row.values)`, or using its cells in
+            arithmetic, `float(...)`, `torch.tensor(...)`), or the code shows it has a string (object)
             column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`,
             `df["question"].values[idx]`) is passed
             to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
@@ -223,8 +228,9 @@ class CopyOnReadContainer(Rule):
             (`self._get_video_path(row)`). Under pandas < 3
             (or pandas 3 without pyarrow) such a column holds one Python str per row. Numeric
             frames (numpy blocks) and frames read with `dtype_backend="pyarrow"` stay quiet. A
-            frame's `.values` / `.to_numpy()` is an array of the frame's dtype, objects only with
-            a string column: it needs the same evidence (a cell of `self.rows[idx]` used so).
+            frame's `.values` / `.to_numpy()` (or `np.asarray` of it or of a column) is an array of
+            the frame's dtype, objects only with a string column: it needs a cell of
+            `self.rows[idx]` used as a string.
             There is no automatic fix for a DataFrame: convert its string columns to
             `string[pyarrow]` or to numpy fixed-width arrays.
 
@@ -513,7 +519,7 @@ class CopyOnReadContainer(Rule):
             return self._judge_frame(model, ref, attr, value, writes, uses)
         if value.detail == FRAME_ARRAY and value.kinds & PY_CONTAINERS == {"ndarray-obj"} and not value.has("records"):
             # a frame's ``.values``: objects only with a string column, the evidence a frame needs
-            return self._judge_frame(model, ref, attr, value, writes, uses, "an object array of a DataFrame's str columns")
+            return self._judge_frame(model, ref, attr, value, writes, uses, "an object array of str cells")
         if not value.kinds & PY_CONTAINERS and model.array_used(ref, attr):
             return None  # loaded records (a pickle, a torch file) the class uses as an array
         if value.kinds and value.kinds <= OPAQUE:
@@ -653,14 +659,17 @@ class CopyOnReadContainer(Rule):
         evidence.append(f"the sample's element used as a string or a path in `{text_uses[0][1]}`")
         return f"one string (a path, a name) per sample, read in `{index_uses[0][1]}`", evidence
 
-    def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = "a DataFrame with str columns"):
+    def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = FRAME_WHAT):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
         measures it, or worker code takes the sample's row with ``.iloc[idx]``), and a Python
         container only through its object (string) columns: reported only with the evidence that
         it has one, a cell of the sample's row used as a string or a path in worker code
         (``sf.read(row["path"])``). Numeric frames are numpy blocks: quiet."""
         text_uses = [u for u in uses if u[0] == "text"]
-        if not text_uses or value.kinds & (COMPACT - {"series"}):
+        if value.kinds & (COMPACT - {"series"}):
+            return None
+        read = _file_table(value)
+        if not text_uses and (read is None or what != FRAME_WHAT or any(u[0] == "numeric" for u in uses)):
             return None
         if self._rebound(model, ref, attr, writes):
             return None
@@ -671,7 +680,13 @@ class CopyOnReadContainer(Rule):
             return None
         evidence = [f"{w[0]} ({display_path(w[1])}:{w[2]})" for w in value.why if len(w) >= 3]
         evidence += [f"{how} in `{fn}`" for how, fn, _row in uses]
-        evidence.append(f"a cell of the sample's row used as a string in `{text_uses[0][1]}`")
+        if text_uses:
+            evidence.append(f"a cell of the sample's row used as a string in `{text_uses[0][1]}`")
+        else:
+            # a table read from a file, its rows never converted to numbers: its text columns
+            # (paths, captions, ids) are one Python str per row
+            evidence.append(f"read from a file by `{read}`, no row of it converted to numbers")
+            what = "a DataFrame"
         if value.size in (DATA, LOAD) and value.why:
             why = value.why[0]
             named = re.search(r"[(]`([^`]+)`[)]$", why[0])
@@ -777,6 +792,15 @@ class CopyOnReadContainer(Rule):
                 if other is not None and other.key in mro and mro.index(other.key) > depth and x[0] == "=":
                     return True  # a subclass assigns the compact form after its base built the container
         return False
+
+
+def _file_table(value) -> str | None:
+    """The pandas reader (``read_csv``, ``read_parquet`` ...) the frame's rows come from."""
+    for w in value.why:
+        found = re.match(r"the rows of a table \(`(read_[a-z_]+)`\)$", w[0])
+        if found:
+            return found.group(1)
+    return None
 
 
 def _literal_index(ix) -> bool:
