@@ -282,6 +282,27 @@ class SampleUses:
                 return f"`self.{attr}.{name}`"
         return None
 
+    def frame_taken_whole(self, ref: ClassRef, attr: str) -> bool:
+        """The class takes the frame's values whole, or all its columns but some, as one array
+        (``self.data = self.df.iloc[:, 1:].to_numpy()``, ``self.df.drop("date", axis=1).values``,
+        ``self.df.values``): a table of numbers (a time series, features), kept beside the array
+        it is served from. One column's values (``self.df.iloc[:, 1].values``: the paths) are not."""
+        for fn in self.hierarchy_methods(ref):
+            flow = fn.fn.flow
+            if flow is None:
+                continue
+            for expr in _exprs(flow):
+                for node in _nodes(expr):
+                    if node[0] == "c" and node[1][0] == "a" and node[1][2] == "to_numpy":
+                        base = node[1][1]
+                    elif node[0] == "a" and node[2] == "values":
+                        base = node[1]
+                    else:
+                        continue
+                    if _whole_frame(base, attr):
+                        return True
+        return False
+
     def own_signal(self, ref: ClassRef, attr: str, signal: str, scope_of):
         """The entries of the file signal ``signal`` (attr -> [entry]) for ``attr`` whose enclosing
         function (``scope_of(entry)``) is a method of the class or of its project bases."""
@@ -622,16 +643,20 @@ def _nodes(ir, depth: int = 0):
 
 
 def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seeds=None, depth: int = 0) -> set[tuple[str, str]]:
-    """(attr, "index" | "text" | "record-rows") for the tables worker code reads per sample: ``self.df.iloc[idx]``
+    """(attr, "index" | "text" | "numeric" | "record-rows") for the tables worker code reads per sample: ``self.df.iloc[idx]``
     (``.loc``, ``.iloc[idx, :]``, ``self.df["col"][idx]``) is an index use; a cell of such a row
     (``row["path"]``, ``row.loc["path"]``, ``self.df.at[idx, "path"]``) passed to a call that takes a
     path or a string (``sf.read``, ``os.path.join``, ``re.search``) or given a str method is a
     ``text`` use: the table has a string column; so is a cell joined to or formatted into a string
     (``row["id"] + ".mp4"``, ``"{}.mp4".format(row[1])``). A row or a cell handed to a method of
-    the class (``self._get_video_path(row)``; ``follow`` finds its flow and parameters) is followed
-    one call deep (``seeds``: the callee's (rows, cells), parameter -> table). A per-sample row
-    looked up by a literal string key (``self.items[idx]["file"]``) is ``record-rows``: the table
-    holds records (dicts, Series), not numbers."""
+    the class (``self._get_video_path(row)``), to a function the instance keeps
+    (``self.loader(path)``) or to a project function (``follow`` finds its flow and parameters)
+    is followed two calls deep (``seeds``: the callee's (rows, cells), parameter -> table); an
+    element of a list used so is a string too (``Image.open(self.paths[idx])``). A row converted
+    whole to numbers (``torch.tensor(row.values)``) or a cell used in arithmetic or converted
+    (``float(row["x"])``) is a ``numeric`` use. A per-sample row looked up by a literal string
+    key (``self.items[idx]["file"]``) is ``record-rows``: the table holds records (dicts,
+    Series), not numbers."""
     rows: dict[str, str] = dict(seeds[0]) if seeds else {}  # local (or parameter) -> the table attribute it is a row of
     cells: dict[str, str] = dict(seeds[1]) if seeds else {}  # local (or parameter) -> the table attribute it is a cell of
 
@@ -764,8 +789,14 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                         out.add((c, "numeric"))
             elif tag == "c":
                 func, args, kwargs = node[1], node[2], node[3]
-                for a in (func[1],) if func[0] == "a" and func[2] in NUMERIC_METHODS else args[:1] if func[0] == "g" and (canonical(func[1]) or func[1]) in NUMERIC_SINKS else ():
-                    # ``torch.tensor(row.values, dtype=...)``, ``float(row["x"])``: numbers
+                # ``torch.tensor(row.values, dtype=...)``, ``float(row["x"])``, ``row.values.astype(...)``: numbers
+                if func[0] == "a" and func[2] in NUMERIC_METHODS:
+                    converted = (func[1],)
+                elif func[0] == "g" and (canonical(func[1]) or func[1]) in NUMERIC_SINKS:
+                    converted = args[:1]
+                else:
+                    converted = ()
+                for a in converted:
                     found = whole_row(a) or cell_of(a)
                     if found is not None:
                         out.add((found, "numeric"))
@@ -825,6 +856,21 @@ def _element_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[st
             elif base[0] == "e" and base[1][0] == "s" and not base[2]:  # [s[idx] for s in self.x]
                 out.add((base[1][1], "elements"))
     return out
+
+
+def _whole_frame(ir, attr: str) -> bool:
+    """``self.<attr>``, or all its columns but some: ``.iloc[:, 1:]`` / ``.loc[:, cols]`` (a
+    slice or a list of columns), ``.drop(...)``."""
+    if ir == ("s", attr):
+        return True
+    if ir[0] == "c" and ir[1][0] == "a" and ir[1][2] == "drop":
+        return ir[1][1] == ("s", attr)
+    if ir[0] == "i" and ir[1][0] == "a" and ir[1][2] in ("iloc", "loc") and ir[1][1] == ("s", attr):
+        ix = ir[2]
+        if ix[0] == "L" and ix[1] == "tuple" and len(ix[2]) == 2:
+            columns = ix[2][1]
+            return columns[0] in ("sl", "?") or (columns[0] == "L" and columns[1] == "list")  # ("?": a slice in a tuple)
+    return False
 
 
 def _exprs(flow) -> list:

@@ -218,7 +218,9 @@ class CopyOnReadContainer(Rule):
             (`read_csv`, `read_parquet`, `read_json` ...: its text columns, paths, captions, ids,
             are one Python str per row) and nothing shows its rows are numbers (worker code
             converting the sample's row whole, `torch.tensor(row.values)`, or using its cells in
-            arithmetic, `float(...)`, `torch.tensor(...)`), or the code shows it has a string (object)
+            arithmetic, `float(...)`, `torch.tensor(...)`; the class taking its columns whole as
+            one array, `self.data = self.df.iloc[:, 1:].to_numpy()`: a time series), or the code
+            shows it has a string (object)
             column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`,
             `df["question"].values[idx]`) is passed
             to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
@@ -662,14 +664,19 @@ class CopyOnReadContainer(Rule):
     def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = FRAME_WHAT):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
         measures it, or worker code takes the sample's row with ``.iloc[idx]``), and a Python
-        container only through its object (string) columns: reported only with the evidence that
-        it has one, a cell of the sample's row used as a string or a path in worker code
-        (``sf.read(row["path"])``). Numeric frames are numpy blocks: quiet."""
+        container only through its object (string) columns: reported with the evidence that it
+        has one, a cell of the sample's row used as a string or a path in worker code
+        (``sf.read(row["path"])``), or when pandas read it from a file (text columns are str
+        objects) and nothing shows it is numbers: worker code converting rows or cells to
+        numbers, or the class taking its columns whole as one array (a time series). Numeric
+        frames are numpy blocks: quiet."""
         text_uses = [u for u in uses if u[0] == "text"]
         if value.kinds & (COMPACT - {"series"}):
             return None
         read = _file_table(value)
-        if not text_uses and (read is None or what != FRAME_WHAT or any(u[0] == "numeric" for u in uses)):
+        if not text_uses and (
+            read is None or what != FRAME_WHAT or any(u[0] == "numeric" for u in uses) or model.frame_taken_whole(ref, attr)
+        ):
             return None
         if self._rebound(model, ref, attr, writes):
             return None
