@@ -825,7 +825,11 @@ def _nested_data(value, indexed: bool) -> bool:
     kinds = value.kinds & PY_CONTAINERS
     if not ((kinds <= {"dict"} and value.has("dict")) or (indexed and kinds == {"list"})):
         return False  # a dict keyed by split / source / kind; a list of lists is judged by its uses
-    if elem is None or not elem.kinds or elem.size != DATA or not elem.why:
+    if elem is None or not elem.kinds or not elem.why:
+        return False
+    if elem.size != DATA and not (indexed and elem.size == LOAD):
+        # (lists filled one entry per loaded record, ``self.anno["index"].append(r["id"])``,
+        # count when worker code indexes them per sample: ``self.anno["index"][idx]``)
         return False
     lists = {"list", "dict", "tuple", "set", "deque"}
     # all its values data-sized lists; or, when worker code indexes them per sample
