@@ -163,7 +163,10 @@ class CopyOnReadContainer(Rule):
               per-sample caches such as `[None] * len(self.files)` (or
               `[None] * n` with `n` the number of samples `__len__` returns); a set of the
               files a listing, a walk or an archive gives (each file once already); a dict of a
-              few keys each holding such a list (`{split: [every image of the split]}`);
+              few keys each holding such a list (`{split: [every image of the split]}`), or
+              one entry per loaded record when worker code indexes the lists per sample
+              (annotations kept column-wise: `self.anno["bbox"].append(r["bbox"])` per json
+              record, read as `self.anno["bbox"][idx]`);
               `.glob(...)` / `.rglob(...)` / `.iterdir()` on a parameter the model cannot follow
               (a `Path`, an fsspec filesystem); values built by helpers in files without
               data-loading words, module variables a `global` statement lets `main()` assign, and
