@@ -1352,6 +1352,10 @@ class Values:
         if base.elem is not None:
             return base.elem
         if base.has("records"):
+            if base.detail == "torch.load" and base.has("tensor"):
+                # a part of what a torch file holds (``data, targets = torch.load(path)``): a
+                # tensor or records, as the whole is
+                return val("tensor", "records", device=base.device, size=base.size, detail=base.detail, why=base.why)
             return val("records", size=base.size, why=base.why)
         if base.has("ndarray", "ndarray-obj", "tensor"):
             if index[0] == "k" and isinstance(index[1], str) and base.size == LOAD:
