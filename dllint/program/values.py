@@ -1352,9 +1352,10 @@ class Values:
         if base.elem is not None:
             return base.elem
         if base.has("records"):
-            if base.detail == "torch.load" and base.has("tensor"):
-                # a part of what a torch file holds (``data, targets = torch.load(path)``): a
-                # tensor or records, as the whole is
+            if base.detail == "torch.load" and base.has("tensor") and index[0] == "k" and type(index[1]) is int:
+                # a part of the tuple a torch file holds (``data, targets = torch.load(path)``):
+                # a tensor or records, as the whole is (a part named by a key, ``saved["names"]``,
+                # is what a saved dict keeps: records)
                 return val("tensor", "records", device=base.device, size=base.size, detail=base.detail, why=base.why)
             return val("records", size=base.size, why=base.why)
         if base.has("ndarray", "ndarray-obj", "tensor"):

@@ -262,8 +262,9 @@ class CopyOnReadContainer(Rule):
             array or a tensor), records loaded from a pickle, a torch or a .mat file that the
             class uses as an array (`self.labels.shape`, `self.data.astype(...)`, `.dtype`,
             `.numpy()`) or rebinds with numpy (`np.transpose`, `np.squeeze`) before its
-            constructor returns, what a torch file holds (or a part of it: `data, targets =
-            torch.load(path)`) with no sign of records (a tensor as often), pandas DataFrames without a string column in sight, numpy
+            constructor returns, what a torch file holds (or a part of the tuple it holds: `data,
+            targets = torch.load(path)`) with no sign of records (a tensor as often; a part named
+            by a key, `saved["names"]`, is what a saved dict keeps: counted), pandas DataFrames without a string column in sight, numpy
             arrays that are not `dtype=object`, tensors, memmaps, Arrow / HF `datasets` tables, attributes rebound to
             one of those before the constructor returns, and Datasets whose every loader has
             `num_workers=0` or starts its workers only with spawn/forkserver (explicit
