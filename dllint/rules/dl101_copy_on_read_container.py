@@ -571,7 +571,7 @@ class CopyOnReadContainer(Rule):
             # records loaded from json / pickle / yaml: a table when used as one (looked up with a
             # computed key, walked, measured), a configuration when only read by literal keys; or
             # built by walking an attribute that is used as the samples
-            grows = (bool(uses) or follows or self._table_use(model, ref, attr)) and not self._bounded_path(model, ref, attr)
+            grows = bool(uses) or follows or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
             grows = nested or (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
@@ -716,13 +716,12 @@ class CopyOnReadContainer(Rule):
     def _bounded_path(model, ref, attr: str) -> bool:
         """One method builds the container with a size the code fixes (a loop over
         ``range(1, 21)``), the others rebind it to something unseen (``load_graphs(path)``, the
-        same graphs read back from a cache, records of a file): bounded evidence beats a size
-        nobody can see, and a file the code may have written from the bounded path."""
+        same graphs read back from a cache): bounded evidence beats a size nobody can see."""
         paths = model.attr_paths(ref, attr)
         if not paths or not all(rebinds for _fn, _v, rebinds in paths):
             return False
-        if any(v.size == DATA for _fn, v, _r in paths):
-            return False  # (records read back from a file, ``load_graphs(self.cache)[0]``: the cache)
+        if any(v.size in (DATA, LOAD) for _fn, v, _r in paths):
+            return False
         return any(v.size == BOUNDED and v.kinds & PY_CONTAINERS for _fn, v, _r in paths)
 
     @staticmethod
