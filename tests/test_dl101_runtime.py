@@ -303,7 +303,6 @@ NOT_RUNNABLE = {
     "projects/dl101_script_in_package": "needs a JSON-lines caption file (its fix is unsafe)",
     "projects/dl101_package_fragment": "imports a sibling module the fixture leaves out, as a fragment of a package does (its fix is unsafe)",
     "dl101/train_test_split": "needs scikit-learn and OpenCV (its fix is unsafe)",
-    "dl101/graph_files": "needs dgl and saved graph files (its fixes are unsafe)",
 }
 
 RUNNER = r"""

@@ -299,10 +299,6 @@ DATAFRAME_READERS = frozenset(
     }
 )
 CSV_READERS = {"csv.reader": "list", "csv.DictReader": "dict"}
-GRAPH_FILE_READERS = {
-    "dgl.load_graphs": "the graphs of a file (`load_graphs`)",
-    "dgl.data.utils.load_graphs": "the graphs of a file (`load_graphs`)",
-}
 RNG_CTORS = frozenset(
     {
         "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator", "random.Random",
@@ -1818,11 +1814,6 @@ class Values:
                 return val("int", size=LOAD, why=_why(source, "a count read from a file", where))
         if qual in NUMERIC_FUNCS:
             return val("float" if qual == "builtins.float" else "int", size=BOUNDED)
-        if qual in GRAPH_FILE_READERS:
-            # DGL's ``load_graphs(path)``: (a list of the graphs saved in the file, a dict of
-            # label tensors); one graph object per sample or per complex
-            graphs = container("list", val("instance", "unknown", size=BOUNDED), LOAD, ((GRAPH_FILE_READERS[qual], *where),))
-            return Val(frozenset({"tuple"}), items=(graphs, val("dict", size=BOUNDED)), size=BOUNDED)
         if qual == "sklearn.model_selection.train_test_split":
             # (train, test) for each array given, each of the kind it was given as (a list gives lists)
             parts = [self._eval(a, env, depth) for a in args if a[0] != "*"]

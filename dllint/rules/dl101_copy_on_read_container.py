@@ -166,8 +166,7 @@ class CopyOnReadContainer(Rule):
               few keys each holding such a list (`{split: [every image of the split]}`), or
               one entry per loaded record when worker code indexes the lists per sample
               (annotations kept column-wise: `self.anno["bbox"].append(r["bbox"])` per json
-              record, read as `self.anno["bbox"][idx]`); the graphs DGL's `load_graphs` reads
-              back from a file (one graph object per sample);
+              record, read as `self.anno["bbox"][idx]`);
               `.glob(...)` / `.rglob(...)` / `.iterdir()` on a parameter the model cannot follow
               (a `Path`, an fsspec filesystem); values built by helpers in files without
               data-loading words, module variables a `global` statement lets `main()` assign, and
