@@ -35,7 +35,6 @@ COMPACT = frozenset({"ndarray", "tensor", "memmap", "store", "tensordataset", "s
 OPEN = frozenset({"unknown", "param", "records"})
 # what a value is when nothing in sight says: a parameter no call site binds, an unknown result
 OPAQUE = frozenset({"unknown", "param"})
-FRAME_WHAT = "a DataFrame with str columns"
 # elements that stand for a whole file (a memmap, an open HDF5 / LMDB file, an Arrow table): a list
 # of them has one entry per shard, not per sample
 PER_FILE = frozenset({"memmap", "handle", "store", "h5dataset"})
@@ -666,7 +665,7 @@ class CopyOnReadContainer(Rule):
         evidence.append(f"the sample's element used as a string or a path in `{text_uses[0][1]}`")
         return f"one string (a path, a name) per sample, read in `{index_uses[0][1]}`", evidence
 
-    def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = FRAME_WHAT):
+    def _judge_frame(self, model, ref, attr: str, value, writes, uses, what: str = "a DataFrame with str columns"):
         """A pandas DataFrame: data-sized like a list (its rows come from a file, or ``__len__``
         measures it, or worker code takes the sample's row with ``.iloc[idx]``), and a Python
         container only through its object (string) columns: reported with the evidence that it
@@ -680,7 +679,10 @@ class CopyOnReadContainer(Rule):
             return None
         read = _file_table(value)
         if not text_uses and (
-            read is None or what != FRAME_WHAT or any(u[0] == "numeric" for u in uses) or model.frame_taken_whole(ref, attr)
+            read is None
+            or value.detail == FRAME_ARRAY  # (an array of the frame: objects only with a str column in sight)
+            or any(u[0] == "numeric" for u in uses)
+            or model.frame_taken_whole(ref, attr)
         ):
             return None
         if self._rebound(model, ref, attr, writes):
