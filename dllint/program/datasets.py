@@ -565,6 +565,13 @@ _GROUP_WORDS = frozenset(
 )
 
 
+def _number(ir) -> bool:
+    """A number: a numeric literal or a value converted to one (``float(x)``, ``np.float32(x)``)."""
+    if ir[0] == "k":
+        return isinstance(ir[1], (int, float)) and not isinstance(ir[1], bool)
+    return ir[0] == "c" and ir[1][0] == "g" and (canonical(ir[1][1]) or ir[1][1]) in NUMERIC_SINKS
+
+
 def _identifier(name: str) -> bool:
     """A field that names one sample (``video_id``, ``uniq_id``, ``img_path``), not a group of
     them (``class_name``, ``speaker_id``, ``label``: a label map has one entry per group)."""
@@ -782,10 +789,18 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
                     c = text_of(cell)
                     if c is not None and other[0] == "k" and isinstance(other[1], str):
                         out.add((c, "text"))
+            elif tag == "b" and node[1] == "%" and node[2][0] == "k" and isinstance(node[2][1], str):
+                right = node[3]  # ``"%s.jpg" % row["id"]``, ``"%s/%s" % (root, row[0])``: formatted into a string
+                for a in right[2] if right[0] == "L" and right[1] == "tuple" else (right,):
+                    c = text_of(a)
+                    if c is not None:
+                        out.add((c, "text"))
             elif tag == "b" and node[1] in ARITHMETIC:
-                for operand in node[2:4]:
+                for operand, other in ((node[2], node[3]), (node[3], node[2])):
+                    if node[1] == "+" and not _number(other):
+                        continue  # ``row["id"] + self.ext`` joins strings as well as it adds numbers
                     c = cell_of(operand) or whole_row(operand)
-                    if c is not None:  # ``row["x"] * 2.0``: a number
+                    if c is not None:  # ``row["x"] * 2.0``, ``row["x"] - mean``: a number
                         out.add((c, "numeric"))
             elif tag == "c":
                 func, args, kwargs = node[1], node[2], node[3]

@@ -220,14 +220,16 @@ class CopyOnReadContainer(Rule):
             (`read_csv`, `read_parquet`, `read_json` ...: its text columns, paths, captions, ids,
             are one Python str per row) and nothing shows its rows are numbers (worker code
             converting the sample's row whole, `torch.tensor(row.values)`, or using its cells in
-            arithmetic, `float(...)`, `torch.tensor(...)`; the class taking its columns whole as
+            arithmetic, `row["x"] - mean`, `row["x"] + 1.0` (a `+` beside anything but a number
+            may join strings: `row["id"] + self.ext` is no sign), `float(...)`,
+            `torch.tensor(...)`; the class taking its columns whole as
             one array, `self.data = self.df.iloc[:, 1:].to_numpy()`: a time series), or the code
             shows it has a string (object)
             column: a cell of the sample's row (`row["path"]`, `df.loc[idx, "file"]`,
             `df["question"].values[idx]`) is passed
             to a call that takes a path or a string (`open`, `sf.read`, `Image.open`,
             `os.path.join`, `re.search` ...), joined to or formatted into a string
-            (`row["id"] + ".mp4"`, `"{}.mp4".format(row[1])`) or given a str method in worker
+            (`row["id"] + ".mp4"`, `"{}.mp4".format(row[1])`, `"%s.mp4" % row[1]`) or given a str method in worker
             code, also inside a method of the class the row or the cell is handed to
             (`self._get_video_path(row)`). Under pandas < 3
             (or pandas 3 without pyarrow) such a column holds one Python str per row. Numeric
