@@ -238,6 +238,34 @@ CASES = {
     "projects/dl101_value_links": [("fixed", "data", "Graphs(root)", "items")],
     "projects/dl101_duck_typed_base": [("fixed", "ocr.datasets.funsd", "FUNSD(root)", "data")],
     "projects/dl101_unseen_workers": [("fixed", "data.graphs", "GraphsDGL(root)", "graph_lists"), ("fixed", "data.graphs", "GraphsDGL(root)", "labels")],
+    # a folder of frames filtered by their size (the literal areas of Scenes are not fixed)
+    "dl101/filtered_literal": [
+        (
+            "fixed",
+            "filtered_literal",
+            "(lambda r, os=__import__('os'): os.makedirs(r + '/../frames', exist_ok=True) or [open(r + '/../frames/f%02d.png' % i, 'w').write('x' * (i % 3)) for i in range(30)] and Frames(r + '/../frames'))(root)",
+            "frames",
+        ),
+    ],
+    "dl101/loader_subclass_signature": [
+        (
+            "fixed",
+            "loader_subclass_signature",
+            "(lambda r, os=__import__('os'): os.makedirs(r + '/../clips', exist_ok=True) or [open(r + '/../clips/c%02d.mp4' % i, 'w').close() for i in range(12)] and Clips(r + '/../clips'))(root)",
+            "files",
+        ),
+    ],
+    "dl101/readline_loops": [
+        # forty identities, two images each
+        (
+            "fixed",
+            "readline_loops",
+            "(lambda r: open(r + '/../ids.lst', 'w').write(''.join(f'img_{i}.png {i // 2}\\n' for i in range(80))) and Identities(r + '/../ids.lst'))(root)",
+            "ids",
+        ),
+        ("fixed", "readline_loops", "Walrus(root + '/list.lst')", "samples"),
+        ("fixed", "readline_loops", "UntilEmpty(root + '/list.lst')", "records"),
+    ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],

@@ -243,7 +243,8 @@ class FlowBuilder:
             self.branch(s.orelse)
         elif kind is ast.While:
             self.scan(s.test)
-            self._loops.append(("while",))
+            source = _readline_source(s)
+            self._loops.append(self.expr(source) if source is not None else ("while",))
             self.branch(s.body)
             self._loops.pop()
             self.branch(s.orelse)
@@ -1075,3 +1076,46 @@ def dataclass_init_flow(ctx, info, fields: dict) -> Flow:
     row = ctx.name_span(info.node).row
     flow.calls = (("self", "__post_init__", (), (), row),)
     return flow
+
+
+_LINE_CLEANERS = frozenset({"strip", "rstrip", "lstrip", "decode"})
+
+
+def _readline_of(node) -> ast.expr | None:
+    """The file ``f`` of ``f.readline()`` (or ``f.readline().strip()``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _LINE_CLEANERS:
+        node = node.func.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "readline" and not node.args:
+        return node.func.value
+    return None
+
+
+def _readline_source(loop: ast.While) -> ast.expr | None:
+    """The file a ``while`` loop reads line by line: ``while line: ...; line = f.readline()``,
+    ``while (line := f.readline()):``, ``while True: line = f.readline(); if not line: break``.
+    One turn per line of ``f``, as ``for line in f`` would be."""
+    test = loop.test
+    if isinstance(test, ast.NamedExpr):
+        return _readline_of(test.value)
+    if isinstance(test, ast.Name):
+        name = test.id
+    elif isinstance(test, ast.Constant) and test.value is True:
+        name = next(
+            (
+                st.test.operand.id
+                for st in loop.body
+                if isinstance(st, ast.If) and isinstance(st.test, ast.UnaryOp) and isinstance(st.test.op, ast.Not)
+                and isinstance(st.test.operand, ast.Name) and st.body and isinstance(st.body[0], ast.Break)
+            ),
+            None,
+        )
+        if name is None:
+            return None
+    else:
+        return None
+    for st in loop.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name:
+            found = _readline_of(st.value)
+            if found is not None:
+                return found
+    return None

@@ -11,7 +11,7 @@ from dataclasses import replace
 from functools import cached_property
 
 from dllint.model import FileFacts, LoaderCall, Value
-from dllint.names import CLICK_OPTIONS, DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
+from dllint.names import CLICK_OPTIONS, DATALOADER_PARAMS, DATALOADER_POSITIONAL, DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
 from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import _MISSING, Env, _bind_arg
 
@@ -79,8 +79,42 @@ class Loaders:
                 for call in facts.loaders:
                     if not self.is_loader_class(call.callee, facts.root):
                         continue
-                    out.append(self._loader(facts, call))
+                    out.append(self._loader(facts, self._own_signature(facts, call)))
         return out
+
+    def _own_signature(self, facts: FileFacts, call: LoaderCall) -> LoaderCall:
+        """The call with the DataLoader arguments it passes by position named by the project
+        subclass's own ``__init__`` where that takes them in other places than torch's
+        DataLoader (``def __init__(self, dataset, batch_size, shuffle, num_workers)``: the fourth
+        is the worker count, not a sampler). Only a position whose own parameter is named as a
+        DataLoader parameter is read again (``def __init__(self, local_rank, **kwargs)`` called
+        ``X(rank, dataset=ds)`` passes no dataset by position); where the positions cannot be
+        told (``*args``, more arguments than named parameters) the call is left as recorded."""
+        if not call.positional or canonical(call.callee) in self.loader_classes:
+            return call
+        with self.quietly():
+            ref = self.resolve_class(call.callee, facts.root)
+            init = self.find_method(ref, "__init__") if ref is not None else None
+        if init is None:
+            return call
+        params = init.fn.params[: len(init.fn.params) - init.fn.kwonly]
+        params = params[1:] if init.fn.cls is not None and params else params  # (self)
+        given = DATALOADER_POSITIONAL[: call.positional]
+        if call.positional > len(params):
+            return call
+        moved = [(old, new) for old, new in zip(given, params) if old != new and new in DATALOADER_PARAMS and old in call.args]
+        if not moved:
+            return call
+        args, args_ir = dict(call.args), dict(call.args_ir)
+        for old, _new in moved:
+            if old not in params:
+                args.pop(old, None)
+                args_ir.pop(old, None)
+        for old, new in moved:
+            args[new] = call.args[old]
+            if old in call.args_ir:
+                args_ir[new] = call.args_ir[old]
+        return replace(call, args=args, args_ir=args_ir)
 
     def loaders_in(self, path: str) -> list[Loader]:
         """The loaders built in one file (rules ask per loop and per call: not a scan each time)."""

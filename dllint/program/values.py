@@ -84,7 +84,7 @@ class Val:
         return any(k in self.kinds for k in kinds)
 
 
-BOTTOM = Val()  # nothing known yet (a value under evaluation): neutral in joins
+BOTTOM = Val(size=EMPTY)  # nothing known yet (a value under evaluation): neutral in joins and in sizes
 UNKNOWN = Val(frozenset({"unknown"}))
 
 
@@ -1266,9 +1266,22 @@ class Values:
             return val("method", fn=method, cls=env.self_cls)
         v = self.attr_value(env.self_cls, attr)
         if v.is_bottom:
+            active = self._active_levels()
+            key = ("attr", env.self_cls.key, attr, False)
+            if key in active and max(active, key=active.get) == key and self._set_first(env.self_cls, attr):
+                # read back by its own write while its value is computed, after the project's code
+                # gave it one (``self.x = [...]`` then ``self.x = [f for f in self.x if ...]``):
+                # neutral (through another attribute, ``self.n = len(self.x)`` read back by
+                # ``range(self.n)``, what it measures is not known yet)
+                return BOTTOM
             const = self._class_attr(env.self_cls, attr, depth)
             return const if const is not None else UNKNOWN
         return v
+
+    def _set_first(self, cls, attr: str) -> bool:
+        """Whether some ``=`` write of ``self.<attr>`` gives it a value without reading it (not
+        only ``self.ids = sorted(self.ids)`` over what a library base stored)."""
+        return any(w[0] == "=" and not _reads_attr(w[1], attr) for _fn, w in self.attr_writes(cls, attr))
 
     def _class_attr(self, cls, attr, depth) -> Val | None:
         for r in self.mro(cls):
@@ -1802,7 +1815,8 @@ class Values:
                     return val("int", size=BOUNDED)  # ``__len__`` returns a constant of the code
                 # the number of samples of a Dataset (a wrapper's `range(len(self.dataset))`)
                 return val("int", size=DATA, why=((f"the length of `{inner.cls.cls.name}`", *where),))
-            measured = self._samples_measured(args, env)
+            # (unless the code fixes what it measures: ``len(self.cloud_names)`` of a literal list)
+            measured = self._samples_measured(args, env) if inner is None or inner.size not in (BOUNDED, DEDUP, EMPTY) else None
             if measured is not None:
                 return val("int", size=DATA, why=((f"the number of samples (`len(self.{measured})`)", *where),))
             return val("int", size=UNKNOWN_SIZE if inner is None or inner.size == UNKNOWN_SIZE else BOUNDED)
@@ -2261,6 +2275,15 @@ _IDENTITY_CALLS = frozenset(
         "os.path.realpath", "os.path.expanduser", "os.fspath", "builtins.str", "pathlib.Path", "posixpath.join",
     }
 )
+
+
+def _reads_attr(ir, attr: str, depth: int = 0) -> bool:
+    """Whether an expression reads ``self.<attr>`` anywhere inside."""
+    if depth > 40 or not isinstance(ir, (tuple, list)):
+        return False
+    if len(ir) == 2 and ir[0] == "s" and ir[1] == attr:
+        return True
+    return any(isinstance(x, (tuple, list)) and _reads_attr(x, attr, depth + 1) for x in ir)
 
 
 def _unique_source(why) -> bool:
