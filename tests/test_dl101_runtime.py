@@ -266,6 +266,7 @@ CASES = {
         ("fixed", "readline_loops", "Walrus(root + '/list.lst')", "samples"),
         ("fixed", "readline_loops", "UntilEmpty(root + '/list.lst')", "records"),
     ],
+    "dl101/distinct_samples": [("fixed", "distinct_samples", "TrialFiles(sorted(set(__import__('glob').glob('*.txt', root_dir=root))), root)", "test_list")],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],

@@ -574,6 +574,8 @@ class CopyOnReadContainer(Rule):
             grows = bool(uses) or follows or self._table_use(model, ref, attr)
         elif size == UNKNOWN_SIZE:
             grows = nested or (bool(uses) or follows or any(how == "feeds" for how, _f, _r in raw_uses)) and not self._bounded_path(model, ref, attr)
+        elif size == DEDUP and any(how == "len" for how, _f, _r in uses):
+            grows = True  # the distinct values are the samples (``__len__`` counts them): no vocabulary
         elif size != EMPTY and any(how == "elements" and tables for how, _f, _r in raw_uses):
             grows = True  # a few tables (one per source, per stem), each as long as the data
         elif nested:
