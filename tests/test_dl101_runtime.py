@@ -267,6 +267,15 @@ CASES = {
         ("fixed", "readline_loops", "UntilEmpty(root + '/list.lst')", "records"),
     ],
     "dl101/distinct_samples": [("fixed", "distinct_samples", "TrialFiles(sorted(set(__import__('glob').glob('*.txt', root_dir=root))), root)", "test_list")],
+    # twenty videos' durations and indexes (the unsafe fix packs the per-video dicts)
+    "dl101/co_walked_records": [
+        (
+            "unsafe-fixed",
+            "co_walked_records",
+            "(lambda r, json=__import__('json'): open(r + '/../dur.json', 'w').write(json.dumps({'train': {f'v{i}': [i * 1.5, i] for i in range(20)}, 'val': {}})) and Moments(r + '/../dur.json', 'train'))(root)",
+            "video_data",
+        ),
+    ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],

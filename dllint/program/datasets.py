@@ -208,6 +208,32 @@ class SampleUses:
         memo[ref.key] = out
         return out
 
+    def co_walked(self, ref: ClassRef) -> dict[str, set[str]]:
+        """attr -> the other attributes one method builds by walking the same local whole, one
+        entry per element each: a list comprehension over it, or a dict comprehension over a
+        dict's items keyed by the dict's own keys (``self.videos = [... for k, v in
+        data.items()]`` beside ``self.video2idx = {k: v[1] for k, v in data.items()}``): as long
+        as each other. Not a comprehension keyed by a field (``{r["label"]: i for ...}``
+        deduplicates)."""
+        memo = self.__dict__.setdefault("_co_walked", {})
+        found = memo.get(ref.key)
+        if found is not None:
+            return found
+        groups: dict[tuple, set[str]] = {}
+        for fn in self.hierarchy_methods(ref):
+            for attr, writes in fn.fn.flow.writes.items():
+                for w in writes:
+                    local = _walked_whole(w[1]) if w[0] == "=" else None
+                    if local is not None:
+                        groups.setdefault((fn.key, local), set()).add(attr)
+        out: dict[str, set[str]] = {}
+        for attrs in groups.values():
+            for attr in attrs:
+                if len(attrs) > 1:
+                    out.setdefault(attr, set()).update(attrs - {attr})
+        memo[ref.key] = out
+        return out
+
     def shard_listing(self, ref: ClassRef, attr: str) -> bool:
         """A list of files each holding many records: the class (or a project function it passes
         the list to) walks it and adds each file's records to another container several at a
@@ -536,6 +562,23 @@ def _extends_per_element(flow, walks) -> bool:
         if how in ("extend", "+=") and loops and walks(loops[0]) and isinstance(ir, tuple) and ir[:1] in (("n",), ("C",), ("c",)):
             return True
     return False
+
+
+def _walked_whole(ir) -> str | None:
+    """The local a comprehension walks one entry per element (``co_walked``), or None."""
+    if not isinstance(ir, tuple) or ir[0] != "C" or ir[1] not in ("list", "dict") or len(ir[3]) != 1:
+        return None
+    it = ir[3][0]
+    if it[0] == "n":
+        return it[1] if ir[1] == "list" else None
+    if it[0] == "c" and it[1][0] == "a" and it[1][1][0] == "n" and it[1][2] in ("items", "keys", "values") and not it[2]:
+        if ir[1] == "list":
+            return it[1][1][1]
+        key = ir[2][1] if ir[2][0] == "kv" else None
+        own = (0,) if it[1][2] == "items" else ()
+        if it[1][2] != "values" and key is not None and key[0] == "e" and key[2] == own and key[1][:2] == it[:2]:
+            return it[1][1][1]
+    return None
 
 
 def _walked(loop, tag: str) -> str | None:

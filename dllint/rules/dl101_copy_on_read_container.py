@@ -600,6 +600,16 @@ class CopyOnReadContainer(Rule):
                     follows = [f"one entry per element of `self.{src}`"]
                     raw_uses = [*raw_uses, ("follows", src, row)]
                     break
+            if not grows and size == LOAD:
+                # built by walking the same loaded records as another attribute that is used as
+                # the samples: one entry per record too
+                for other in sorted(model.co_walked(ref).get(attr, ())):
+                    if any(how in ("len", "index") for how, _f, _r in every.get(other, ())) and self._judge(
+                        model, ref, other, every.get(other, ()), depth + 1
+                    ) is not None:
+                        grows = True
+                        follows = [f"one entry per record, as `self.{other}`"]
+                        break
         # the samples grouped by class (``self.class_to_indices[y].append(i)`` per sample): the
         # name tells the keys, the lists hold the data
         # (or each list is built by walking the data: ``seq_per_class[c].append(i)`` over the lines
