@@ -143,7 +143,8 @@ class CopyOnReadContainer(Rule):
             - where the value comes from (the program model's value flow): a directory listing
               (`os.listdir`, `glob`, `os.walk`, `Path.rglob/iterdir`, librosa's `find_files`,
               imutils' `list_images`, `tf.io.gfile.glob`, torchvision's `make_dataset`), the
-              lines of a file (`readlines`, iterating a file, `read().splitlines()`; `open` of a
+              lines of a file (`readlines`, iterating a file, `read().splitlines()`, a `while`
+              loop reading `f.readline()` until it is empty; `open` of a
               path manager such as iopath's; OpenMMLab's `list_from_file`, which reads class-name
               files as often as split lists, only with a per-sample use below), json / pickle / yaml /
               csv / parquet records (and a table's columns, `df["col"]` or `df.col`), the arrays of a
@@ -154,7 +155,8 @@ class CopyOnReadContainer(Rule):
               Face `datasets` table copied out with `to_pandas()`, a count a file states
               (`range(int(lines[0]))`, judged by its use as records are); a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
-              those; through helpers the constructor calls, base-class constructors in other
+              those (loaded records walked whole beside an attribute used as the samples, in the
+              same method: one entry per record too); through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
               project's call sites (through subclasses that forward `*args, **kwargs` to
               `super().__init__`, and classes built through an attribute holding a class or a
@@ -248,7 +250,10 @@ class CopyOnReadContainer(Rule):
             a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
             `labels_map`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`), a
             capture rig's camera tables (`cams`, `cameras`) and per-shard tables (`shard_offset`) unless worker code indexes them with the sample index,
-            a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique`, one memmap / HDF5
+            a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique` (unless `__len__`
+            counts it: then the distinct values are the samples), a list the code writes out and
+            filters by reading it back (`self.names = [n for n in self.names if ...]`, also when
+            `__len__` measures it) and what is built by walking it, one memmap / HDF5
             file per shard file (or one reader object per file, each keeping it open), a list of
             shard files whose records the class gathers several at a time
             (`self.data.extend(read(path))` per file), records read only at fixed positions,
