@@ -278,6 +278,15 @@ CASES = {
     ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
+    # the text files of the data folder, listed one per line
+    "projects/dl101_init_paths": [
+        (
+            "fixed",
+            "src.lib.datasets.dataset.jde",
+            "(lambda r, os=__import__('os'): open(r + '/../jde.lst', 'w').write(''.join(f + '\\n' for f in sorted(os.listdir(r)) if f.endswith('.txt'))) and JointDataset(r, r + '/../jde.lst'))(root)",
+            "img_files",
+        ),
+    ],
     "projects/dl101_package_script": [("fixed", "lib.frames", "FrameDataset(root)", "frames")],
     "dl101/explicit_base_init": [("fixed", "explicit_base_init", "AlignedDataset(None, root)", "files")],
     "dl101/per_video_tables": [("fixed", "per_video_tables", "VideoTest(root, 'list.lst')", "videos")],

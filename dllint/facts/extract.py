@@ -237,6 +237,9 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
         facts.signals["global_writes"] = writers
     if any(node.level for node in ctx.nodes(ast.ImportFrom)):
         facts.signals["relative_imports"] = True  # a module of a package, whatever its path says
+    side_effects = _side_effect_imports(ctx)
+    if side_effects:
+        facts.signals["side_effect_imports"] = side_effects
 
     loaders: list[LoaderCall] = []
     start_methods: list[StartMethodCall] = []
@@ -274,6 +277,22 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             loaders.append(_loader_call(ctx, node, callee))
     facts.loaders = tuple(loaders)
     facts.start_methods = tuple(start_methods)
+
+
+def _side_effect_imports(ctx: FileContext) -> tuple[str, ...]:
+    """Modules imported at module level for what importing them does (``import _init_paths``,
+    which puts ``lib/`` on ``sys.path``; a module registering classes): ``import x`` whose name
+    the file never uses."""
+    imported: dict[str, str] = {}
+    for node in ctx.tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is None:
+                    imported.setdefault(alias.name.split(".")[0], alias.name)
+    if not imported:
+        return ()
+    used = {n.id for n in ctx.nodes(ast.Name)}
+    return tuple(sorted(name for top, name in imported.items() if top not in used))
 
 
 def _base_init(ctx: FileContext, call: ast.Call) -> tuple[str, int] | None:

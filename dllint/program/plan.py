@@ -100,6 +100,12 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             if starts_workers:
                 names.setdefault(fn.name, set()).update(_module_words(facts.module))
+    # a project module an analysed file imports only for what importing it does: it may put a
+    # folder on sys.path (``import _init_paths``) that the file's other imports resolve through
+    for facts in list(model.files.values()):
+        for name in facts.signals.get("side_effect_imports", ()):
+            with model.quietly(False):
+                model.module(name, facts.root)
     used = {k: v for k, v in used.items() if k not in names}
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}
 
