@@ -276,6 +276,15 @@ CASES = {
             "video_data",
         ),
     ],
+    # twenty samples of a saved array, each with a one-hot label; a scale in the json
+    "dl101/loaded_array_names": [
+        (
+            "fixed",
+            "loaded_array_names",
+            "(lambda r, np=__import__('numpy'): np.savez(r + '/../f.npz', x_train=np.arange(240.0).reshape(20, 3, 4), y_train=np.eye(5)[np.arange(20) % 5]) or open(r + '/../f.npz.json', 'w').write('{\"scale\": 2}') and Feeder(r + '/../f.npz', r + '/../f.npz.json'))(root)",
+            "sample_name",
+        ),
+    ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     # the text files of the data folder, listed one per line

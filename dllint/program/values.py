@@ -1806,6 +1806,8 @@ class Values:
             return Val(frozenset({"range"}), elem=val("int", size=BOUNDED), size=size if size != EMPTY else BOUNDED, why=why)
         if qual == "builtins.len":
             inner = self._arg(args, kwargs, 0, None, env, depth)
+            if inner is not None and inner.size == LOAD and self._samples_measured(args, env) is not None:
+                return val("int", size=DATA, why=inner.why)  # loaded records (an array) served one per sample
             if inner is not None and inner.size in (DATA, LOAD):
                 return val("int", size=inner.size, why=inner.why)
             if inner is not None and inner.has("instance") and inner.cls is not None and self.is_dataset(inner.cls):
@@ -1912,13 +1914,14 @@ class Values:
         return val("ext", detail=qual, size=UNKNOWN_SIZE)
 
     def _samples_measured(self, args, env) -> str | None:
-        """``len(self.x)`` in a Dataset whose ``__len__`` returns ``len(self.x)``: the number of
-        samples, whatever ``self.x`` holds (a wrapped dataset built by a registry)."""
+        """``len(self.x)`` in a Dataset whose ``__len__`` returns ``len(self.x)``, or whose worker
+        code indexes ``self.x`` with the sample index: the number of samples, whatever ``self.x``
+        holds (a wrapped dataset built by a registry, an array loaded from a file)."""
         if len(args) != 1 or args[0][0] != "s" or env.self_cls is None or not self.is_dataset(env.self_cls):
             return None
         attr = args[0][1]
         uses = self.sample_uses(env.self_cls).get(attr, ())
-        return attr if any(how == "len" for how, _fn, _row in uses) else None
+        return attr if any(how in ("len", "index") for how, _fn, _row in uses) else None
 
     def _held_callables(self, qual: str, args, kwargs, env, depth) -> Val | None:
         """A library class built with a lambda or a local function (a transform, a dataset given
