@@ -30,6 +30,13 @@ _ALIASES = {
     "texar.torch.data.data.text_data_base.TextDataBase": "texar.torch.data.TextDataBase",
     "texar.torch.data.data.TextDataBase": "texar.torch.data.TextDataBase",
     "pytorch_lightning.LightningDataModule": "lightning.LightningDataModule",
+    # pickle's C implementation and its Python 2 / six names (``import _pickle as cPickle``)
+    "_pickle.load": "pickle.load",
+    "_pickle.loads": "pickle.loads",
+    "cPickle.load": "pickle.load",
+    "cPickle.loads": "pickle.loads",
+    "six.moves.cPickle.load": "pickle.load",
+    "six.moves.cPickle.loads": "pickle.loads",
 }
 
 

@@ -285,6 +285,15 @@ CASES = {
             "sample_name",
         ),
     ],
+    # thirty questions about ten images (the unsafe fix packs the question dicts)
+    "dl101/callee_table": [
+        (
+            "unsafe-fixed",
+            "callee_table",
+            "(lambda r, os=__import__('os'), pk=__import__('pickle'), json=__import__('json'): os.makedirs(r + '/../vqa', exist_ok=True) or pk.dump({i: i * 2 for i in range(10)}, open(r + '/../vqa/imgid2idx.pkl', 'wb')) or pk.dump({'yes': 1, 'no': 0}, open(r + '/../vqa/special.pkl', 'wb')) or open(r + '/../vqa/questions.json', 'w').write(json.dumps({'questions': [{'question': f'q{i}?', 'image_id': i % 10} for i in range(30)]})) and VQAFeatures(r + '/../vqa'))(root)",
+            "entries",
+        ),
+    ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     # the text files of the data folder, listed one per line

@@ -240,10 +240,24 @@ class SampleUses:
         time (``for path in self.data_files: self.data.extend(read(path))``,
         ``results += json.load(f)``). One entry per shard file, not per sample."""
         for fn in self.hierarchy_methods(ref):
-            flow = fn.fn.flow
-            if _extends_per_element(flow, lambda it: _walked(it, "s") == attr):
+            if _extends_per_element(fn.fn.flow, lambda it: _walked(it, "s") == attr):
                 return True
-            for kind, target, args, kwargs, _row in flow.calls:
+        return any(
+            _extends_per_element(callee.fn.flow, lambda it: _walked(it, "p") in names)
+            for callee, names in self._callees_given(ref, attr)
+        )
+
+    def looked_up_by_callee(self, ref: ClassRef, attr: str) -> bool:
+        """A project function the class hands ``self.attr`` to looks it up with a computed key
+        or walks it (``_load_dataset(root, self.img_id2idx)`` doing ``img_id2val[img_id]`` per
+        question): the loaded records are a table, as when a method does so."""
+        return any(_param_table(callee.fn.flow, names) for callee, names in self._callees_given(ref, attr))
+
+    def _callees_given(self, ref: ClassRef, attr: str):
+        """(project function, its parameters) for each call in the class's methods passing
+        ``self.attr`` to a project function."""
+        for fn in self.hierarchy_methods(ref):
+            for kind, target, args, kwargs, _row in fn.fn.flow.calls:
                 if kind != "ref":
                     continue
                 positions = [i for i, a in enumerate(args) if a == ("s", attr)]
@@ -255,10 +269,7 @@ class SampleUses:
                 if not isinstance(callee, FuncRef) or callee.fn.flow is None:
                     continue
                 params = list(callee.fn.params)
-                names = {params[i] for i in positions if i < len(params)} | keywords
-                if _extends_per_element(callee.fn.flow, lambda it: _walked(it, "p") in names):
-                    return True
-        return False
+                yield callee, {params[i] for i in positions if i < len(params)} | keywords
 
     def holds_open_file(self, ref: ClassRef) -> bool:
         """Whether instances of a project class keep a file open: an attribute its methods store
@@ -928,6 +939,21 @@ def _whole_frame(ir, attr: str) -> bool:
         if ix[0] == "L" and ix[1] == "tuple" and len(ix[2]) == 2:
             columns = ix[2][1]
             return columns[0] in ("sl", "?") or (columns[0] == "L" and columns[1] == "list")  # ("?": a slice in a tuple)
+    return False
+
+
+def _param_table(flow, names: set[str]) -> bool:
+    """A parameter in ``names`` looked up with a computed key (``img_id2val[img_id]``) or walked
+    (``for k in table``, ``table.items()``) in a function's flow."""
+    for expr in _exprs(flow):
+        for node in _nodes(expr):
+            tag = node[0]
+            if tag == "i" and node[1][0] == "p" and node[1][1] in names and node[2][0] not in ("k", "sl"):
+                return True
+            if tag == "e" and node[1][0] == "p" and node[1][1] in names:
+                return True
+            if tag == "c" and node[1][0] == "a" and node[1][1][0] == "p" and node[1][1][1] in names and node[1][2] in ("items", "keys", "values"):
+                return True
     return False
 
 

@@ -775,7 +775,8 @@ class CopyOnReadContainer(Rule):
     @staticmethod
     def _table_use(model, ref, attr: str) -> bool:
         """Some method looks ``self.attr`` up with a computed key, walks it or measures it (or
-        does so to one of its named tables: ``self.ann["images"][i]``)."""
+        does so to one of its named tables: ``self.ann["images"][i]``), or a project function
+        it is handed to looks it up or walks it."""
         for kind, detail, _row, on_self, _scope in model.own_signal(ref, attr, "attr_uses", lambda use: use[4]):
             if kind == "table" and on_self:
                 key = table_key(detail)
@@ -797,7 +798,7 @@ class CopyOnReadContainer(Rule):
             for ret in flow.returns:
                 if ret[0] == "c" and ret[1] == ("g", "builtins.len") and ret[2][:1] == (("s", attr),):
                     return True
-        return False
+        return model.looked_up_by_callee(ref, attr)
 
     @staticmethod
     def _rebound(model, ref, attr, writes) -> bool:
