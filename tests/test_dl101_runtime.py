@@ -294,6 +294,15 @@ CASES = {
             "entries",
         ),
     ],
+    # (as written the list stays empty: the loop walks it while it is filled)
+    "dl101/self_walk_fill": [
+        (
+            "unsafe-fixed",
+            "self_walk_fill",
+            "(lambda r, pk=__import__('pickle'): pk.dump([{'answer': i % 2} for i in range(10)], open(r + '/../answers.pkl', 'wb')) or Answers(r + '/../answers.pkl'))(root)",
+            "data",
+        ),
+    ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     # the text files of the data folder, listed one per line

@@ -474,8 +474,13 @@ class Values:
             return self._memo_hit(memo, key)
         saved = self._memo_start(memo, key)  # a cycle (self.x built from self.x) is neutral
         out = self._library_attr(cls, attr)
-        for fn, write in self.attr_writes(cls, attr, include_workers):
-            out = self._apply_write(out, fn, write, cls)
+        writing = self.__dict__.get("_writing")
+        self._writing = key
+        try:
+            for fn, write in self.attr_writes(cls, attr, include_workers):
+                out = self._apply_write(out, fn, write, cls)
+        finally:
+            self._writing = writing
         if attr in PYG_STORAGE and not out.is_bottom and self._pyg_in_memory(cls):
             # PyG's InMemoryDataset keeps its samples collated: ``self.data, self.slices =
             # torch.load(self.processed_paths[0])`` (or ``self.collate(data_list)``) is one Data of
@@ -1268,11 +1273,15 @@ class Values:
         if v.is_bottom:
             active = self._active_levels()
             key = ("attr", env.self_cls.key, attr, False)
-            if key in active and max(active, key=active.get) == key and self._set_first(env.self_cls, attr):
+            if (
+                key in active and max(active, key=active.get) == key and self.__dict__.get("_looping") != key
+                and self._set_first(env.self_cls, attr)
+            ):
                 # read back by its own write while its value is computed, after the project's code
                 # gave it one (``self.x = [...]`` then ``self.x = [f for f in self.x if ...]``):
                 # neutral (through another attribute, ``self.n = len(self.x)`` read back by
-                # ``range(self.n)``, what it measures is not known yet)
+                # ``range(self.n)``, or by a loop that fills it, ``for k in self.x: self.x[k] =
+                # ...``, what it measures is not known yet)
                 return BOTTOM
             const = self._class_attr(env.self_cls, attr, depth)
             return const if const is not None else UNKNOWN
@@ -2177,7 +2186,12 @@ class Values:
                 if _SIZE_RANK[UNKNOWN_SIZE] > _SIZE_RANK[loop_size]:
                     loop_size, loop_why = UNKNOWN_SIZE, ()
                 continue
-            v = self._eval(it, env, depth)
+            looping = self.__dict__.get("_looping")
+            self._looping = self.__dict__.get("_writing")  # (a loop over the container being filled)
+            try:
+                v = self._eval(it, env, depth)
+            finally:
+                self._looping = looping
             s = v.size if v.size != EMPTY else BOUNDED
             if _SIZE_RANK[s] > _SIZE_RANK[loop_size]:
                 loop_size, loop_why = s, v.why
