@@ -943,8 +943,8 @@ def _whole_frame(ir, attr: str) -> bool:
 
 
 def _param_table(flow, names: set[str]) -> bool:
-    """A parameter in ``names`` looked up with a computed key (``img_id2val[img_id]``) or walked
-    (``for k in table``, ``table.items()``) in a function's flow."""
+    """A parameter in ``names`` looked up with a computed key (``img_id2val[img_id]``,
+    ``table.get(key)``) or walked (``for k in table``, ``table.items()``) in a function's flow."""
     for expr in _exprs(flow):
         for node in _nodes(expr):
             tag = node[0]
@@ -952,8 +952,10 @@ def _param_table(flow, names: set[str]) -> bool:
                 return True
             if tag == "e" and node[1][0] == "p" and node[1][1] in names:
                 return True
-            if tag == "c" and node[1][0] == "a" and node[1][1][0] == "p" and node[1][1][1] in names and node[1][2] in ("items", "keys", "values"):
-                return True
+            if tag == "c" and node[1][0] == "a" and node[1][1][0] == "p" and node[1][1][1] in names:
+                method = node[1][2]
+                if method in ("items", "keys", "values") or (method in ("get", "pop") and node[2] and node[2][0][0] != "k"):
+                    return True
     return False
 
 
