@@ -303,6 +303,7 @@ CASES = {
             "data",
         ),
     ],
+    "dl101/unservable": [("fixed", "unservable", "Lines(root + '/list.lst')", "lines")],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     # the text files of the data folder, listed one per line
