@@ -248,9 +248,9 @@ class SampleUses:
         )
 
     def looked_up_by_callee(self, ref: ClassRef, attr: str) -> bool:
-        """A project function the class hands ``self.attr`` to looks it up with a computed key
-        or walks it (``_load_dataset(root, self.img_id2idx)`` doing ``img_id2val[img_id]`` per
-        question): the loaded records are a table, as when a method does so."""
+        """A project function the class hands ``self.attr`` to looks it up with a sample's
+        identifier (``_load_dataset(root, self.img_id2idx)`` doing ``img_id2val[img_id]`` per
+        question): the loaded records are a table with one entry per sample."""
         return any(_param_table(callee.fn.flow, names) for callee, names in self._callees_given(ref, attr))
 
     def _callees_given(self, ref: ClassRef, attr: str):
@@ -943,18 +943,25 @@ def _whole_frame(ir, attr: str) -> bool:
 
 
 def _param_table(flow, names: set[str]) -> bool:
-    """A parameter in ``names`` looked up with a computed key (``img_id2val[img_id]``,
-    ``table.get(key)``) or walked (``for k in table``, ``table.items()``) in a function's flow."""
+    """A parameter in ``names`` looked up with a sample's identifier (``img_id2val[img_id]``,
+    ``table.get(q["image_id"])``) in a function's flow: a table with one entry per sample. A key
+    of another kind (a chord symbol, an answer) looks up a label map."""
+
+    def identifier(key, depth=0) -> bool:
+        if key[0] == "i" and key[2][0] == "k" and isinstance(key[2][1], str):
+            return _identifier(key[2][1])
+        if key[0] in ("n", "nk") and depth < 2:
+            return _identifier(key[1]) or any(
+                isinstance(v, tuple) and v and identifier(v, depth + 1) for v in flow.locals.get(key[1], ())
+            )
+        return False
+
     for expr in _exprs(flow):
         for node in _nodes(expr):
-            tag = node[0]
-            if tag == "i" and node[1][0] == "p" and node[1][1] in names and node[2][0] not in ("k", "sl"):
+            if node[0] == "i" and node[1][0] == "p" and node[1][1] in names and identifier(node[2]):
                 return True
-            if tag == "e" and node[1][0] == "p" and node[1][1] in names:
-                return True
-            if tag == "c" and node[1][0] == "a" and node[1][1][0] == "p" and node[1][1][1] in names:
-                method = node[1][2]
-                if method in ("items", "keys", "values") or (method in ("get", "pop") and node[2] and node[2][0][0] != "k"):
+            if node[0] == "c" and node[1][0] == "a" and node[1][1][0] == "p" and node[1][1][1] in names:
+                if node[1][2] in ("get", "pop") and node[2] and identifier(node[2][0]):
                     return True
     return False
 
