@@ -1753,6 +1753,12 @@ class Values:
         if qual in CSV_READERS:
             elem = container(CSV_READERS[qual], val("str", size=BOUNDED), BOUNDED)
             return Val(frozenset({"iterator"}), elem=elem, size=DATA, why=(("the rows of a csv file", *where),), detail=qual)
+        if qual == "pandas.Series":
+            # a Series of a Python list of strings (paths, ids) is an object array: one str per entry
+            inner = self._arg(args, kwargs, 0, "data", env, depth)
+            elem = element_of(inner) if inner is not None and inner.kinds & CONTAINERS else None
+            if elem is not None and elem.kinds and elem.kinds <= {"str"}:
+                return Val(frozenset({"ndarray-obj"}), elem=elem, size=inner.size, why=inner.why, detail="a pandas Series of str")
         if qual in DATAFRAME_READERS:
             backend = self._arg(args, kwargs, None, "dtype_backend", env, depth)
             if backend is not None and backend.detail == "pyarrow":  # strings stored as Arrow arrays
