@@ -272,6 +272,13 @@ class Loaders:
         params = list(owner.fn.params)
         return [_passed_count(owner.fn, params[1:] if skip_self and params else params, name, args, kwargs) for _e, args, kwargs, _r, skip_self in sites]
 
+    def workers_parameter(self, loader: Loader) -> FuncRef | None:
+        """The function whose parameter gives ``loader`` its worker count (``def get_loader(root,
+        num_workers=0): DataLoader(..., num_workers=num_workers)``): its callers decide it."""
+        facts = loader.file
+        source = self._param_source(facts, facts.functions.get(loader.call.scope), loader.call.args_ir.get("num_workers"))
+        return source[0] if source is not None else None
+
     def _param_source(self, facts: FileFacts, fn, ir):
         """(function, parameter) whose argument a loader argument ``ir`` is, in the loader's
         function ``fn``: its own parameter, or an attribute of its class that one constructor

@@ -47,6 +47,14 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
                 _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
     _option_files(model, loaders, names)
+    # a loader helper whose worker count is its parameter (``get_loader(root, num_workers=0)``):
+    # the files calling it bind the count
+    for loader in model.loaders:
+        if loaders is not None and id(loader) not in loaders:
+            continue
+        helper = model.workers_parameter(loader)
+        if helper is not None and not helper.fn.nested and helper.fn.cls is None:
+            names.setdefault(helper.fn.name, set()).update(_module_words(helper.file.module))
     for cls in model.dataset_classes():
         if classes is not None and cls.key not in classes:
             continue
