@@ -892,3 +892,77 @@ class Images(Dataset):
     assert value.kinds == frozenset({"list"}) and value.size == "data"
     assert value.why and "glob" in value.why[0][0]
     assert idx.attr_value(images, "kept").size == "empty"  # the inner function's own list
+
+
+def test_a_list_filtered_by_reading_itself_back_keeps_the_size_the_code_gave_it():
+    src = """
+import glob
+from torch.utils.data import Dataset
+
+class Scenes(Dataset):
+    def __init__(self, root, keep):
+        self.names = ["a", "b", "c"]
+        self.names = [n for n in self.names if n in keep]
+        self.files = sorted(glob.glob(root + "/*.png"))
+        self.files = [f for f in self.files if f.endswith(".png")]
+        self.count = len(self.names)
+    def __len__(self):
+        return len(self.names)
+    def __getitem__(self, i):
+        return self.names[i], self.files[i]
+"""
+    idx = build(facts_of(src))
+    scenes = next(c for c in idx.dataset_classes() if c.cls.name == "Scenes")
+    assert idx.attr_value(scenes, "names").size == "bounded"
+    assert idx.attr_value(scenes, "files").size == "data"
+    assert idx.attr_value(scenes, "count").size == "bounded"  # len() of a list the code bounds
+
+
+def test_a_loader_subclass_names_its_positional_arguments_by_its_own_init():
+    src = """
+from torch.utils.data import DataLoader, Dataset
+
+class Items(Dataset):
+    def __getitem__(self, i):
+        return i
+
+class SplitLoader(DataLoader):
+    def __init__(self, dataset, batch_size, shuffle, num_workers):
+        super().__init__(dataset=dataset, batch_size=batch_size, shuffle=shuffle, num_workers=num_workers)
+
+class RankLoader(DataLoader):
+    def __init__(self, rank, **kwargs):
+        super().__init__(**kwargs)
+
+def build():
+    a = SplitLoader(Items(), 8, True, 4)
+    b = RankLoader(0, dataset=Items(), num_workers=0)
+    return a, b
+"""
+    idx = build(facts_of(src))
+    by_row = {ld.call.span.row: ld for ld in idx.loaders if ld.call.scope == "m.build"}
+    split, rank = by_row[17], by_row[18]
+    assert split.workers == "yes"  # the fourth argument is SplitLoader's num_workers, not a sampler
+    assert [c.cls.name for c in split.datasets] == ["Items"]
+    assert rank.workers == "no" and [c.cls.name for c in rank.datasets] == ["Items"]  # ``dataset=`` kept
+
+
+def test_records_walked_whole_beside_the_samples_are_co_walked():
+    src = """
+import json
+from torch.utils.data import Dataset
+
+class Moments(Dataset):
+    def __init__(self, path):
+        data = json.load(open(path))
+        self.videos = [v for k, v in data.items()]
+        self.video2idx = {k: v[1] for k, v in data.items()}
+        self.label2idx = {v["label"]: i for i, v in enumerate(data)}
+    def __getitem__(self, i):
+        return self.videos[i]
+"""
+    idx = build(facts_of(src))
+    moments = next(c for c in idx.dataset_classes() if c.cls.name == "Moments")
+    walked = idx.co_walked(moments)
+    assert walked.get("video2idx") == {"videos"} and walked.get("videos") == {"video2idx"}
+    assert "label2idx" not in walked  # keyed by a field: a label map, not one entry per record
