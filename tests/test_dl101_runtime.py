@@ -304,6 +304,15 @@ CASES = {
         ),
     ],
     "dl101/unservable": [("fixed", "unservable", "Lines(root + '/list.lst')", "lines")],
+    # twelve video folders, each listing its frames
+    "dl101/config_list_files": [
+        (
+            "fixed",
+            "config_list_files",
+            "(lambda r, os=__import__('os'): [os.makedirs(f'{r}/../vids/v{i:02d}', exist_ok=True) or open(f'{r}/../vids/v{i:02d}/frames.txt', 'w').write(''.join(f'f{j}.jpg\\n' for j in range(3))) for i in range(12)] and Videos(r + '/../vids'))(root)",
+            "vids",
+        ),
+    ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
     # the text files of the data folder, listed one per line

@@ -2207,11 +2207,18 @@ class Values:
         opaque = not current.is_bottom and "unknown" in current.kinds and base_kinds <= {"none"}
         if opaque and (how in ("setitem", "setdefault", "update", "|=") or how.startswith("setitem-")):
             return current
+        # one entry per turn of a loop over a configuration's entries (a size not known: loaded,
+        # unknown), each entry a whole file's lines or rows: one entry per list file, a handful
+        # (``for ds, path in cfg["train"].items(): self.img_files[ds] = open(path).readlines()``)
+        per_file = bool(loops) and loop_size in (LOAD, UNKNOWN_SIZE)
         if how in ("append", "add", "appendleft", "insert"):
             kind = "set" if how == "add" else "deque" if how == "appendleft" else "list"
             kinds = base_kinds or frozenset({kind})
             size = loop_size if loops else BOUNDED
-            new = Val(kinds, elem=value, size=size, why=loop_why if loops else ())
+            why = loop_why if loops else ()
+            if per_file and _whole_file(value):
+                size, why = BOUNDED, ()
+            new = Val(kinds, elem=value, size=size, why=why)
             return join(current, new)
         if how == "+=" and value.kinds and value.kinds <= {"int", "float", "bool"}:
             return join(current, val(sorted(value.kinds)[0], size=BOUNDED))  # a counter, not a list
@@ -2247,8 +2254,18 @@ class Values:
             why = loop_why if loops else ()
             if isinstance(ir, tuple) and ir[0] == "kv" and isinstance(ir[1], tuple) and ir[1][:1] == ("k",):
                 size, why = BOUNDED, ()  # `d["name"] = v` in a loop: one key, however often it is set
+            elif per_file and how in ("setitem", "setdefault") and _whole_file(v):
+                size, why = BOUNDED, ()
+            writing = self.__dict__.get("_writing")
+            if how == "setitem" and writing and isinstance(ir, tuple) and ir[0] == "kv" and _reads_item(ir[2], writing[2], ir[1]):
+                size, why = EMPTY, ()  # ``d[k] = f(d[k])``: rewrites an entry, adds none
             return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
         return current
+
+
+def _whole_file(v) -> bool:
+    """A value that is all the lines or rows of one file (``open(path).readlines()``)."""
+    return v.size == DATA and bool(v.why) and isinstance(v.why[0][0], str) and v.why[0][0].startswith(("the lines of", "the rows of"))
 
 
 def _max_size(parts):
@@ -2307,6 +2324,15 @@ def _reads_attr(ir, attr: str, depth: int = 0) -> bool:
     if len(ir) == 2 and ir[0] == "s" and ir[1] == attr:
         return True
     return any(isinstance(x, (tuple, list)) and _reads_attr(x, attr, depth + 1) for x in ir)
+
+
+def _reads_item(ir, attr: str, key, depth: int = 0) -> bool:
+    """Whether an expression reads ``self.<attr>[key]`` anywhere inside."""
+    if depth > 40 or not isinstance(ir, (tuple, list)):
+        return False
+    if len(ir) == 3 and ir[0] == "i" and ir[1] == ("s", attr) and ir[2] == key:
+        return True
+    return any(isinstance(x, (tuple, list)) and _reads_item(x, attr, key, depth + 1) for x in ir)
 
 
 def _unique_source(why) -> bool:
