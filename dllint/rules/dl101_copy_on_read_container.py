@@ -157,7 +157,8 @@ class CopyOnReadContainer(Rule):
               (`range(int(lines[0]))`, judged by its use as records are); a comprehension, `zip`,
               `enumerate`, `dict(zip(...))` or `.append`/`.extend`/`[k] = v` loop over any of
               those (loaded records walked whole beside an attribute used as the samples, in the
-              same method: one entry per record too); through helpers the constructor calls, base-class constructors in other
+              same method: one entry per record too; loaded records a project helper looks up with
+              a sample's identifier, `img_id2idx[q["image_id"]]`: one entry per sample); through helpers the constructor calls, base-class constructors in other
               files, project functions returning tuples, constructor parameters filled at the
               project's call sites (through subclasses that forward `*args, **kwargs` to
               `super().__init__`, and classes built through an attribute holding a class or a
@@ -256,7 +257,11 @@ class CopyOnReadContainer(Rule):
             filters by reading it back (`self.names = [n for n in self.names if ...]`, also when
             `__len__` measures it) and what is built by walking it, one memmap / HDF5
             file per shard file (or one reader object per file, each keeping it open), a list of
-            shard files whose records the class gathers several at a time
+            shard files whose records the class gathers several at a time, what is kept per
+            list file of a configuration (`for ds, path in cfg["train"].items(): self.files[ds] =
+            open(path).readlines()`: the lists are data-sized, one count or offset per file is not),
+            loaded records looked up in a helper only by a key that names no sample (a chord, an
+            answer: a label map),
             (`self.data.extend(read(path))` per file), records read only at fixed positions,
             a container the code builds with a fixed size in one method that another
             reads back from a cache), a list of Dataset objects (one per source: each is judged on
