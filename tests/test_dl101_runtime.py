@@ -303,7 +303,6 @@ CASES = {
             "data",
         ),
     ],
-    "dl101/unservable": [("fixed", "unservable", "Lines(root + '/list.lst')", "lines")],
     # twelve video folders, each listing its frames
     "dl101/config_list_files": [
         (

@@ -20,7 +20,6 @@ from dllint.codegen.edits import line_edits
 from dllint.facts.uses import table_key
 from dllint.fixes.compact import can_convert_in_init, convert_in_init
 from dllint.model import Diagnostic, Fix, Span, are_edits
-from dllint.names import MAP_DATASET, ITERABLE_DATASET, canonical
 from dllint.project import replayable
 from dllint.program.refs import FuncRef
 from dllint.program.values import BOUNDED, DATA, DEDUP, EMPTY, FRAME_ARRAY, LOAD, UNKNOWN_SIZE, Env, is_property, replaced
@@ -304,10 +303,7 @@ class CopyOnReadContainer(Rule):
             as the loader (`if SHARDS: ds = ... else: ds = Folder(...)`, then `if SHARDS:
             WebLoader(ds, num_workers=4)`) does not reach it. Dataset
             classes with no loader in sight (built by configuration or defined in a library) are
-            judged as used by a loader with workers under fork, the common case, unless no
-            DataLoader could serve them (no `__getitem__` nor `__iter__` of their own or of a
-            library base, and no project subclass to add one: the project reads them its own
-            way, from threads calling `get_item` or in the main process); classes put in a
+            judged as used by a loader with workers under fork, the common case; classes put in a
             dataset registry (`@DATASETS.register_module()`) that serve samples count as Datasets
             even without a Dataset base, and so do all the subclasses of a project class that
             serves a loader's samples without being a torch Dataset (a duck-typed
@@ -525,13 +521,8 @@ class CopyOnReadContainer(Rule):
         if not loaders:
             # no loader in sight: judged as the common case (workers, fork), unless an entry script
             # that nothing imports keeps the class to itself, the project keeps every instance it
-            # builds in the function building it, the project never starts workers, or no
-            # DataLoader could serve it (no ``__getitem__`` nor ``__iter__`` of its own or a
-            # library base's, no subclass to add one: the project reads it its own way)
-            return (
-                model.script_only(ref) or model.kept_in_main_process(ref) or model.never_starts_workers
-                or not _servable(model, ref)
-            )
+            # builds in the function building it, or the project never starts workers
+            return model.script_only(ref) or model.kept_in_main_process(ref) or model.never_starts_workers
         active = [ld for ld in loaders if ld.may_start_workers]
         if not active:
             return True
@@ -856,21 +847,6 @@ def _literal_index(ix) -> bool:
     if ix[0] == "k":
         return True
     return ix[0] == "L" and ix[1] == "tuple" and bool(ix[2]) and all(isinstance(e, tuple) and e[:1] == ("k",) for e in ix[2])
-
-
-def _servable(model, ref) -> bool:
-    """A DataLoader could fetch samples from the class: a project class of its hierarchy defines
-    ``__getitem__`` / ``__getitems__`` / ``__iter__``, a library base other than torch's abstract
-    Dataset classes may (``ImageFolder``), or a project subclass may add one."""
-    if any(model.find_method(ref, m) is not None for m in ("__getitem__", "__getitems__", "__iter__")):
-        return True
-    if any((canonical(b) or b) not in _ABSTRACT_BASES for b in model.external_bases(ref)):
-        return True
-    return bool(model.subclasses_of(ref))
-
-
-# torch's Dataset classes that serve nothing themselves
-_ABSTRACT_BASES = frozenset({MAP_DATASET, ITERABLE_DATASET, "builtins.object", "object"})
 
 
 def _nested_data(value, indexed: bool) -> bool:
