@@ -290,7 +290,7 @@ CASES = {
         (
             "unsafe-fixed",
             "callee_table",
-            "(lambda r, os=__import__('os'), pk=__import__('pickle'), json=__import__('json'): os.makedirs(r + '/../vqa', exist_ok=True) or pk.dump({i: i * 2 for i in range(10)}, open(r + '/../vqa/imgid2idx.pkl', 'wb')) or pk.dump({'yes': 1, 'no': 0}, open(r + '/../vqa/special.pkl', 'wb')) or open(r + '/../vqa/questions.json', 'w').write(json.dumps({'questions': [{'question': f'q{i}?', 'image_id': i % 10} for i in range(30)]})) and open(r + '/../vqa/answer_dict.json', 'w').write(json.dumps({'q1?': 0, 'q2?': 1})) and VQAFeatures(r + '/../vqa'))(root)",
+            "(lambda r, os=__import__('os'), pk=__import__('pickle'), json=__import__('json'): os.makedirs(r + '/../vqa', exist_ok=True) or pk.dump({i: i * 2 for i in range(10)}, open(r + '/../vqa/imgid2idx.pkl', 'wb')) or pk.dump({'yes': 1, 'no': 0}, open(r + '/../vqa/special.pkl', 'wb')) or pk.dump([[i, i + 1] for i in range(30)], open(r + '/../vqa/boxes.pkl', 'wb')) or pk.dump({'N': 0}, open(r + '/../vqa/chords.pkl', 'wb')) or open(r + '/../vqa/questions.json', 'w').write(json.dumps({'questions': [{'question': f'q{i}?', 'image_id': i % 10} for i in range(30)]})) and open(r + '/../vqa/answer_dict.json', 'w').write(json.dumps({'q1?': 0, 'q2?': 1})) and VQAFeatures(r + '/../vqa'))(root)",
             "entries",
         ),
     ],

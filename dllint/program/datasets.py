@@ -944,10 +944,13 @@ def _whole_frame(ir, attr: str) -> bool:
 
 def _param_table(flow, names: set[str]) -> bool:
     """A parameter in ``names`` looked up with a sample's identifier (``img_id2val[img_id]``,
-    ``table.get(q["image_id"])``) in a function's flow: a table with one entry per sample. A key
-    of another kind (a chord symbol, an answer) looks up a label map."""
+    ``table.get(q["image_id"])``) or with a key the caller hands over (``gts[index]``) in a
+    function's flow: a table with one entry per sample. A key the function finds itself of
+    another kind (a chord symbol, an answer) looks up a label map."""
 
     def identifier(key, depth=0) -> bool:
+        if key[0] == "p" and key[1] not in names and depth == 0:
+            return True  # a key the caller hands over (``get_ann(img, self.gts, index)``: the sample index)
         if key[0] == "i" and key[2][0] == "k" and isinstance(key[2][1], str):
             return _identifier(key[2][1])
         if key[0] in ("n", "nk") and depth < 2:
