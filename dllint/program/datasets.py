@@ -330,13 +330,8 @@ class SampleUses:
                 continue
             for expr in _exprs(flow):
                 for node in _nodes(expr):
-                    if node[0] == "c" and node[1][0] == "a" and node[1][2] == "to_numpy":
-                        base = node[1][1]
-                    elif node[0] == "a" and node[2] == "values":
-                        base = node[1]
-                    else:
-                        continue
-                    if _whole_frame(base, attr):
+                    base = _array_base(node)
+                    if base is not None and _whole_frame(base, attr):
                         return True
         return False
 
@@ -793,11 +788,7 @@ def _frame_uses(flow, params: set[str], local_taint: set[str], follow=None, seed
         ``row.to_numpy()``, a slice of either (``row.values[:-1]``), or the row itself."""
         if ir[0] == "i" and ir[2][0] == "sl":
             ir = ir[1]
-        if ir[0] == "c" and ir[1][0] == "a" and ir[1][2] == "to_numpy":
-            ir = ir[1][1]
-        elif ir[0] == "a" and ir[2] == "values":
-            ir = ir[1]
-        return row_of(ir)
+        return row_of(_array_base(ir) or ir)
 
     def text_of(ir, method: str | None = None) -> str | None:
         """The table whose per-sample cell ``ir`` is, or whose per-sample element it is: an
@@ -925,6 +916,15 @@ def _element_uses(flow, params: set[str], local_taint: set[str]) -> set[tuple[st
             elif base[0] == "e" and base[1][0] == "s" and not base[2]:  # [s[idx] for s in self.x]
                 out.add((base[1][1], "elements"))
     return out
+
+
+def _array_base(ir):
+    """``x`` of ``x.to_numpy()`` or ``x.values`` (a frame's, a row's array), else None."""
+    if ir[0] == "c" and ir[1][0] == "a" and ir[1][2] == "to_numpy":
+        return ir[1][1]
+    if ir[0] == "a" and ir[2] == "values":
+        return ir[1]
+    return None
 
 
 def _whole_frame(ir, attr: str) -> bool:

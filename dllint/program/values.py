@@ -1290,7 +1290,7 @@ class Values:
     def _set_first(self, cls, attr: str) -> bool:
         """Whether some ``=`` write of ``self.<attr>`` gives it a value without reading it (not
         only ``self.ids = sorted(self.ids)`` over what a library base stored)."""
-        return any(w[0] == "=" and not _reads_attr(w[1], attr) for _fn, w in self.attr_writes(cls, attr))
+        return any(w[0] == "=" and not _holds(w[1], ("s", attr)) for _fn, w in self.attr_writes(cls, attr))
 
     def _class_attr(self, cls, attr, depth) -> Val | None:
         for r in self.mro(cls):
@@ -2257,7 +2257,7 @@ class Values:
             elif per_file and how in ("setitem", "setdefault") and _whole_file(v):
                 size, why = BOUNDED, ()
             writing = self.__dict__.get("_writing")
-            if how == "setitem" and writing and isinstance(ir, tuple) and ir[0] == "kv" and _reads_item(ir[2], writing[2], ir[1]):
+            if how == "setitem" and writing and isinstance(ir, tuple) and ir[0] == "kv" and _holds(ir[2], ("i", ("s", writing[2]), ir[1])):
                 size, why = EMPTY, ()  # ``d[k] = f(d[k])``: rewrites an entry, adds none
             return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
         return current
@@ -2317,22 +2317,18 @@ _IDENTITY_CALLS = frozenset(
 )
 
 
-def _reads_attr(ir, attr: str, depth: int = 0) -> bool:
-    """Whether an expression reads ``self.<attr>`` anywhere inside."""
-    if depth > 40 or not isinstance(ir, (tuple, list)):
-        return False
-    if len(ir) == 2 and ir[0] == "s" and ir[1] == attr:
-        return True
-    return any(isinstance(x, (tuple, list)) and _reads_attr(x, attr, depth + 1) for x in ir)
-
-
-def _reads_item(ir, attr: str, key, depth: int = 0) -> bool:
-    """Whether an expression reads ``self.<attr>[key]`` anywhere inside."""
-    if depth > 40 or not isinstance(ir, (tuple, list)):
-        return False
-    if len(ir) == 3 and ir[0] == "i" and ir[1] == ("s", attr) and ir[2] == key:
-        return True
-    return any(isinstance(x, (tuple, list)) and _reads_item(x, attr, key, depth + 1) for x in ir)
+def _holds(ir, target: tuple) -> bool:
+    """Whether the IR of a value holds ``target`` anywhere inside (argument tuples included):
+    ``("s", attr)`` for a read of ``self.<attr>``, ``("i", ("s", attr), key)`` for a read of
+    ``self.<attr>[key]``."""
+    stack = [ir]
+    while stack:
+        node = stack.pop()
+        if node == target:
+            return True
+        if isinstance(node, (tuple, list)):
+            stack.extend(x for x in node if isinstance(x, (tuple, list)))
+    return False
 
 
 def _unique_source(why) -> bool:
