@@ -273,10 +273,22 @@ def _core_facts(ctx: FileContext, facts: FileFacts, loader_classes: frozenset[st
             # a project DataLoader subclass from another file called positionally only
             # (num_workers is position 5): recorded, the index decides whether it is a loader
             or (len(node.args) > 5 and not callee.startswith("builtins."))
+            # ... or with no worker keyword: a call named as a loader or given a batch size
+            # (``EvalDataLoader(ds, batch_size=1)``, ``ProbeLoader(ds)``), whose default of no
+            # workers tells that its Datasets run in the main process; the model resolves the callee
+            or ((node.args or keywords) and _loader_named(callee, keywords))
         ):
             loaders.append(_loader_call(ctx, node, callee))
     facts.loaders = tuple(loaders)
     facts.start_methods = tuple(start_methods)
+
+
+def _loader_named(callee: str, keywords: set) -> bool:
+    """A call that may build a project DataLoader subclass: its name ends in ``Loader`` or it is
+    given ``batch_size`` (a candidate only: ``Loaders.loaders`` keeps the calls of DataLoader classes)."""
+    if callee.startswith("builtins."):
+        return False
+    return "batch_size" in keywords or callee.rsplit(".", 1)[-1].endswith("Loader")
 
 
 def _side_effect_imports(ctx: FileContext) -> tuple[str, ...]:
