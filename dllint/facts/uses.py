@@ -27,14 +27,21 @@ ELEM_MUTATORS = frozenset(
 )
 
 
-# the detail of a ``table`` use: the key of the named table read (``self.ann["images"][i]``)
+# the detail of a ``table`` use: the key of the named table walked or measured
+# (``for im in self.ann["images"]``), or looked up (``self.ann["images"][i]``)
 TABLE_READ = "a named table read (`{}`)"
+TABLE_LOOKUP = "a named table looked up (`{}`)"
 
 
 def table_key(detail: str) -> str | None:
-    """The key a ``table`` use's detail (``TABLE_READ``) names."""
-    found = re.fullmatch(r"a named table read [(]`(.*)`[)]", detail)
+    """The key a ``table`` use's detail (``TABLE_READ``, ``TABLE_LOOKUP``) names."""
+    found = re.fullmatch(r"a named table (?:read|looked up) [(]`(.*)`[)]", detail)
     return found.group(1) if found else None
+
+
+def table_lookup(detail: str) -> bool:
+    """Whether a ``table`` use looks the named table up with a key (``TABLE_LOOKUP``)."""
+    return detail.startswith("a named table looked up")
 
 
 def classify(ctx, node: ast.Attribute) -> tuple[str, str]:
@@ -104,9 +111,10 @@ def _element_use(ctx, sub: ast.Subscript) -> tuple[str, str]:
     and ``recv.X["name"]`` used as a table (indexed, walked, measured) is recorded as "table"."""
     grand = ctx.parent(sub)
     if isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
+        if isinstance(grand, ast.Subscript) and grand.value is sub:
+            return "table", TABLE_LOOKUP.format(sub.slice.value[:40])
         if (
-            (isinstance(grand, ast.Subscript) and grand.value is sub)
-            or (isinstance(grand, (ast.For, ast.AsyncFor, ast.comprehension)) and grand.iter is sub)
+            (isinstance(grand, (ast.For, ast.AsyncFor, ast.comprehension)) and grand.iter is sub)
             or (isinstance(grand, ast.Call) and sub in grand.args and ctx.call_name(grand) in ITER_FUNCS)
             or (
                 isinstance(grand, ast.Attribute)

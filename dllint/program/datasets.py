@@ -253,6 +253,25 @@ class SampleUses:
         question): the loaded records are a table with one entry per sample."""
         return any(_param_table(callee.fn.flow, names) for callee, names in self._callees_given(ref, attr))
 
+    def label_keyed(self, ref: ClassRef, attr: str) -> bool:
+        """Every lookup of an element of ``self.attr`` in the class's methods
+        (``self.attr["answer_attr"][answer]``) uses a key the code reads from a record's field
+        naming a group (an answer, a label, a word: ``answer = q["answer"]``) or a literal: its
+        named tables are label maps, not tables with one entry per sample. False when there is
+        no such lookup, or one key is anything else (the sample index, an identifier, a parameter)."""
+        found = False
+        for fn in self.hierarchy_methods(ref):
+            flow = fn.fn.flow
+            if flow is None:
+                continue
+            for ix in flow.indexes.get(attr, ()):
+                if ix[0] != "elt":
+                    continue
+                if not _label_key(flow, ix[1]):
+                    return False
+                found = True
+        return found
+
     def _callees_given(self, ref: ClassRef, attr: str):
         """(project function, its parameters) for each call in the class's methods passing
         ``self.attr`` to a project function."""
@@ -966,6 +985,22 @@ def _param_table(flow, names: set[str]) -> bool:
             if node[0] == "c" and node[1][0] == "a" and node[1][1][0] == "p" and node[1][1][1] in names:
                 if node[1][2] in ("get", "pop") and node[2] and identifier(node[2][0]):
                     return True
+    return False
+
+
+def _label_key(flow, key, depth: int = 0) -> bool:
+    """A key a function reads from a record's field naming a group (``q["answer"]``,
+    ``ann["category"]``; not an identifier such as ``image_id``), a string literal, or a local
+    holding only those (``answer = q["answer"] if ... else "unknown"``)."""
+    if key[0] == "k":
+        return isinstance(key[1], str)
+    if key[0] == "i" and key[2][0] == "k" and isinstance(key[2][1], str):
+        return key[1][0] in ("n", "i") and not _identifier(key[2][1])
+    if key[0] == "u":
+        return all(_label_key(flow, option, depth) for option in key[1])
+    if key[0] == "n" and depth < 2:
+        values = flow.locals.get(key[1], ())
+        return bool(values) and all(isinstance(v, tuple) and v and _label_key(flow, v, depth + 1) for v in values)
     return False
 
 

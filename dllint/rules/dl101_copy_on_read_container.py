@@ -17,7 +17,7 @@ import re
 
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.edits import line_edits
-from dllint.facts.uses import table_key
+from dllint.facts.uses import table_key, table_lookup
 from dllint.fixes.compact import can_convert_in_init, convert_in_init
 from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.project import replayable
@@ -787,6 +787,8 @@ class CopyOnReadContainer(Rule):
                 key = table_key(detail)
                 if key is not None and (bounded_by_name(key) or key == "names"):
                     continue  # ``len(self.cfg["names"])``: the class names of a configuration
+                if table_lookup(detail) and model.label_keyed(ref, attr):
+                    continue  # ``self.vocab["yes_no"][q["answer"]]``: label maps by a literal key
                 return True
         for fn in model.hierarchy_methods(ref):
             flow = fn.fn.flow
