@@ -30,6 +30,14 @@ yaml = pytest.importorskip("yaml")
 # fixture -> [(golden kind, module to import, Dataset expression with `root` bound, attribute)]
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
+    "dl101/id_keyed_maps": [
+        (
+            "unsafe-fixed",
+            "id_keyed_maps",
+            "(lambda r, json=__import__('json'): open(r + '/../q.jsonl', 'w').write(''.join(json.dumps({'id': i, 'answer': str(i % 4), 'label': ['negative', 'neutral', 'positive'][i % 3], 'question': f'q{i}', 'category_id': i % 2}) + '\\n' for i in range(9))) and open(r + '/../cats.json', 'w').write(json.dumps({'categories': [{'id': 0, 'name': 'a'}, {'id': 1, 'name': 'b'}]})) and MultipleChoiceEval(r + '/../q.jsonl', r + '/../cats.json'))(root)",
+            "records",
+        )
+    ],
     "dl101/one_line_init": [("fixed", "one_line_init", "Lines(root + '/list.lst')", "lines")],
     "dl101/iter_stored": [("fixed", "iter_stored", "Lines(root + '/list.lst')", "data")],
     "dl101/class_list_loop": [("fixed", "class_list_loop", "Articles(root + '/list.lst')", "rows")],
@@ -201,6 +209,14 @@ CASES = {
     ],
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
+    "projects/dl101_loader_subclass_elsewhere": [
+        (
+            "unsafe-fixed",
+            "data",
+            "(lambda r, json=__import__('json'): open(r + '/../mix.json', 'w').write(json.dumps([{'path': f'mix_{i}.wav', 'length': 100 * i} for i in range(7)])) and MixtureDataset(r + '/../mix.json'))(root)",
+            "records",
+        )
+    ],
     "projects/dl101_outside_use": [("fixed", "datasets", "Paths(root)", "paths")],
     "dl101/positive_wrapper_indices": [("fixed", "positive_wrapper_indices", "Fold(Files(root), 0)", "indices")],
     "projects/dl101_entry_script": [("fixed", "tools.train", "TrainSet(root)", "files")],

@@ -272,6 +272,26 @@ class SampleUses:
                 found = True
         return found
 
+    def keyed_by_identifier(self, ref: ClassRef, attr: str) -> bool:
+        """``self.attr`` is built as a dict keyed by each walked record's own identifier
+        (``{d["id"]: d["answer"] for d in datalist}``, ``{r.video_id: r for r in rows}``): one
+        entry per record, whatever its name says (``id2answer`` maps a question's id, not a
+        class index). A record's group field (``label``, ``category_id``) keys a label map."""
+        for _fn, w in self.attr_writes(ref, attr):
+            ir = w[1]
+            if w[0] != "=" or not (isinstance(ir, tuple) and ir[:2] == ("C", "dict")) or ir[2][0] != "kv":
+                continue
+            key = ir[2][1]
+            if key[0] == "i" and key[1][0] == "e" and key[2][0] == "k" and isinstance(key[2][1], str):
+                field = key[2][1]
+            elif key[0] == "a" and key[1][0] == "e":
+                field = key[2]
+            else:
+                continue
+            if _identifier(field):
+                return True
+        return False
+
     def _callees_given(self, ref: ClassRef, attr: str):
         """(project function, its parameters) for each call in the class's methods passing
         ``self.attr`` to a project function."""

@@ -627,7 +627,11 @@ class CopyOnReadContainer(Rule):
         grouped = value.has("dict") and value.elem is not None and value.elem.has("list", "set") and (
             bool(follows) or value.elem.size in (DATA, LOAD)
         )
-        if grows and bounded_by_name(attr) and not grouped and not any(how == "index" for how, _f, _r in uses):
+        if (
+            grows and bounded_by_name(attr) and not grouped and not any(how == "index" for how, _f, _r in uses)
+            # (unless it is built from the data, keyed by each record's id: ``id2answer``)
+            and not (size == DATA and model.keyed_by_identifier(ref, attr))
+        ):
             grows = False  # class names, label maps, configuration: bounded by a schema
         if grows and model.length_asserted(ref, attr):
             grows = False  # ``assert len(self.paths) == 1``: the code fixes its size
