@@ -209,6 +209,14 @@ CASES = {
     ],
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
+    "projects/dl101_class_from_name": [
+        (
+            "fixed",
+            "feeders.skeleton",
+            "(lambda r, os=__import__('os'): os.makedirs(r + '/../skeleton_clips', exist_ok=True) or [open(f'{r}/../skeleton_clips/c{i}.txt', 'w').write('x' * i) for i in range(6)] and SkeletonClips(r + '/../skeleton_clips'))(root)",
+            "clip_names",
+        )
+    ],
     "projects/dl101_loader_subclass_elsewhere": [
         (
             "unsafe-fixed",

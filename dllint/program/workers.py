@@ -279,6 +279,21 @@ class Workers:
         with self.quietly():
             return bool(sites) and not any(self._handed_on(*site) for site in sites)
 
+    @cached_property
+    def _loader_builds_runtime_class(self) -> bool:
+        """A loader is given an instance of a class the code computes at run time: ``Feeder =
+        import_class(cfg.feeder)`` then ``DataLoader(dataset=Feeder(**args))``,
+        ``getattr(datasets, name)(root)``, ``DATASETS[name](root)``. Any project Dataset may be
+        the one it builds (the helper that imports by name may be out of sight)."""
+        for loader in self.loaders:
+            ir = loader.call.args_ir.get("dataset")
+            facts = loader.file
+            fn = facts.functions.get(loader.call.scope)
+            flow = fn.flow if fn is not None else facts.flow
+            if ir is not None and flow is not None and _runtime_class_instance(ir, flow):
+                return True
+        return False
+
     def kept_in_main_process(self, ref: ClassRef) -> bool:
         """A class no loader uses whose every instance the project builds outside its test suite
         is kept by the function building it: assigned to a name that is indexed, measured, walked
@@ -287,14 +302,15 @@ class Workers:
         Not in a distributable package (``Settings.packaged``: its users build its classes too,
         with loaders the project does not show), nor a class registered for configuration (a
         decorator), in a project that imports classes by name (``importlib.import_module``,
-        ``__import__``, Hydra's ``instantiate``: ST-GCN's ``import_class(cfg.feeder)``), one whose
+        ``__import__``, Hydra's ``instantiate``: ST-GCN's ``import_class(cfg.feeder)``) or whose loader
+        builds a class computed at run time (the helper importing by name out of sight), one whose
         methods code outside it calls through the class (``Cls.from_config(...)``: an
         alternative constructor), or one built nowhere outside the tests (a library's class: its
         users' loaders are the common case). A module variable counts as kept only in an entry
         script that nothing imports, and only while none of its functions reads it."""
         if self.settings.packaged or self.loaders_using(ref) or ref.cls.decorators or ref.cls.local:
             return False
-        if any(f.signals.get("dynamic_imports") for f in self.files.values()):
+        if any(f.signals.get("dynamic_imports") for f in self.files.values()) or self._loader_builds_runtime_class:
             return False  # classes built from names in configuration: not every construction is seen
         built, called = self._built_and_called()
         root = self.layout.root
@@ -437,3 +453,22 @@ class Workers:
     def owners(uses: list[Use]) -> str:
         names = sorted({u.owner for u in uses})
         return names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
+
+
+def _runtime_class_instance(ir, flow, depth: int = 0) -> bool:
+    """``ir`` (in ``flow``) builds an instance of a class computed at run time: a call of a call's
+    result or of a subscript (``import_class(name)(...)``, ``REGISTRY[name](...)``), also through
+    locals (``Feeder = import_class(name)``; ``ds = Feeder(...)``)."""
+    if not isinstance(ir, tuple) or not ir or depth > 3:
+        return False
+    if ir[0] == "n":
+        return any(_runtime_class_instance(v, flow, depth + 1) for v in flow.locals.get(ir[1], ()))
+    if ir[0] != "c":
+        return False
+    callee = ir[1]
+    if callee[0] in ("c", "i"):
+        return True
+    if callee[0] == "n":
+        values = flow.locals.get(callee[1], ())
+        return bool(values) and all(isinstance(v, tuple) and v and v[0] in ("c", "i") for v in values)
+    return False

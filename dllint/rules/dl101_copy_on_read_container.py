@@ -318,7 +318,9 @@ class CopyOnReadContainer(Rule):
             `ds[i]`), never returned, stored or handed to a library (not in a distributable
             package: a `setup.py`, `setup.cfg` or a `[project]` / `[build-system]` table, whose
             users build its classes too; not a class registered by a decorator or built through
-            a classmethod); a package module that no file imports
+            a classmethod; not in a project that imports classes by name or whose loader builds
+            a class computed at run time: `Feeder = import_class(cfg.feeder)`, then
+            `DataLoader(dataset=Feeder(...))`); a package module that no file imports
             (`python -m pkg.eval.run`) decides with the loaders of its own `__main__` code. So is a Dataset in a project that never
             starts workers: its loaders all keep `num_workers` at the default 0 and no file's code
             names workers at all (no `num_workers`, `--workers` option or `workers_per_gpu` key),
