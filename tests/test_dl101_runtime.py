@@ -209,6 +209,7 @@ CASES = {
     ],
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
+    "projects/dl101_class_table_main_process": [("fixed", "train", "TrainImages(root)", "files")],
     "projects/dl101_class_from_name": [
         (
             "fixed",

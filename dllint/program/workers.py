@@ -344,6 +344,14 @@ class Workers:
                             built.setdefault(found_ref.key, []).append((facts, scope, flow, target, row))
                         elif not test and isinstance(found_ref, FuncRef) and found_ref.fn.cls is not None and (fn is None or fn.cls != found_ref.fn.cls):
                             called.add(found_ref.key)
+                    # ``{"voc": VOCSegments, "coco": CocoSegments}[args.dataset](root)``: each class of
+                    # the table is built there
+                    for values in flow.locals.values() if flow is not None else ():
+                        for value in values:
+                            for target in _table_classes(value):
+                                found_ref = self.resolve(target, facts.root)
+                                if isinstance(found_ref, ClassRef):
+                                    built.setdefault(found_ref.key, []).append((facts, scope, flow, target, value[-1]))
         if self.settled:
             self.__dict__["_built_called_memo"] = (built, called)
         return built, called
@@ -354,7 +362,10 @@ class Workers:
         function. ``assigned``: a construction not assigned to a plain name counts as handed on
         (``train(Images(root))``, ``self.ds = Images(root)``)."""
         built_here = ("c", ("g", target))
-        names = [n for n, values in flow.locals.items() if any(isinstance(v, tuple) and v[:2] == built_here and v[-1] == row for v in values)]
+        names = [
+            n for n, values in flow.locals.items()
+            if any(isinstance(v, tuple) and v and v[-1] == row and (v[:2] == built_here or target in _table_classes(v)) for v in values)
+        ]
         if assigned and not names:
             return True
         if assigned and scope == facts.module and (facts.main_guard is None or self.importers(facts.path)):
@@ -472,3 +483,13 @@ def _runtime_class_instance(ir, flow, depth: int = 0) -> bool:
         values = flow.locals.get(callee[1], ())
         return bool(values) and all(isinstance(v, tuple) and v and v[0] in ("c", "i") for v in values)
     return False
+
+
+def _table_classes(ir) -> tuple:
+    """The names a call of an entry of a literal dict of names builds (``{"a": A, "b": B}[key](...)``)."""
+    if not (isinstance(ir, tuple) and len(ir) >= 3 and ir[0] == "c" and isinstance(ir[1], tuple) and ir[1][:1] == ("i",)):
+        return ()
+    table = ir[1][1]
+    if not (isinstance(table, tuple) and table[:1] == ("D",) and len(table) >= 2):
+        return ()
+    return tuple(v[1] for _k, v in table[1] if isinstance(v, tuple) and v[:1] == ("g",))
