@@ -209,6 +209,9 @@ CASES = {
     ],
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
+    "projects/dl101_script_sibling_datasets": [
+        ("fixed", "reid.datasets", "ClsDataset(*read_split_data(root)[0])", "images_path"),
+    ],
     "projects/dl101_class_table_main_process": [("fixed", "train", "TrainImages(root)", "files")],
     "projects/dl101_class_from_name": [
         (

@@ -24,11 +24,14 @@ own relative imports reach higher: ``from ..base import X`` in ``lib/pkg/sub/m.p
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 
 from dllint.discover import ModuleName, module_name
 from dllint.facts.flow import LIBRARY_ROOTS
 from dllint.names import ML_DATASET_LIBRARIES
+
+STDLIB_NAMES = frozenset(sys.stdlib_module_names)
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -213,8 +216,12 @@ class Layout:
         found: set[str] = set()
         for path in (*self.files, *inside):
             stem, ext = os.path.splitext(os.path.basename(path))
-            if stem in names and ext in ("", ".py", ".pyi") and not self._isfile(os.path.join(os.path.dirname(path), "__init__.py")):
-                found.add(stem)  # (its folder is not a package)
+            if stem in names and ext in ("", ".py", ".pyi") and (
+                stem not in STDLIB_NAMES or not self._isfile(os.path.join(os.path.dirname(path), "__init__.py"))
+            ):
+                # (its folder is not a package; or a library's name, ``datasets.py``, which a script
+                # in that package folder imports by that name: its folder is ``sys.path[0]``)
+                found.add(stem)
         if not self.bounded:
             for folder in {os.path.dirname(p) for p in self.files}:
                 try:

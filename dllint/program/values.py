@@ -1409,6 +1409,10 @@ class Values:
                 items.append(v)
         if kind == "tuple" and items is not None:
             return Val(frozenset({"tuple"}), elem=elem if not elem.is_bottom else None, items=tuple(items), size=size, why=why)
+        if kind == "list" and items:
+            # ``return [paths, labels], n``: each position keeps its own value (``info[1]``); a
+            # change to the list (``.append``) joins without them
+            return Val(frozenset({"list"}), elem=elem if not elem.is_bottom else None, items=tuple(items), size=size, why=why)
         return container(kind, elem if not elem.is_bottom else None, size, why)
 
     def _ev_dict(self, ir, env, depth):
