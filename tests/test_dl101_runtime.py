@@ -30,6 +30,14 @@ yaml = pytest.importorskip("yaml")
 # fixture -> [(golden kind, module to import, Dataset expression with `root` bound, attribute)]
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
+    "dl101/named_table_walked": [
+        (
+            "fixed",
+            "named_table_walked",
+            "(lambda r, json=__import__('json'): open(r + '/../transforms_train.json', 'w').write(json.dumps({'frames': [{'file_path': f'./train/r_{i}', 'transform_matrix': [[1, 0, 0, i], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]} for i in range(8)]})) and BlenderScenes(r + '/..'))(root)",
+            "image_paths",
+        )
+    ],
     "dl101/id_keyed_maps": [
         (
             "unsafe-fixed",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from dllint.facts.uses import table_key
 from dllint.names import canonical, torchvision_sample_attrs
 from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import ARRAY_METHODS, Env, is_property
@@ -202,11 +203,26 @@ class SampleUses:
                     else:
                         continue
                     source = _walked(walked[0], "s") if walked else None
+                    if source is None and walked:
+                        # a loop over the named table of another attribute that the class serves
+                        # as its samples (``for frame in self.meta["frames"]`` beside
+                        # ``len(self.meta["frames"])`` in ``__len__``): one entry per sample
+                        table = _walked_table(walked[0])
+                        if table is not None and self._sample_table(ref, *table):
+                            source = table[0]
                     # (a membership test of a grouping dict asks for its keys, not its entries)
                     if source is not None and source != attr and (grouped or not self._membership_tested(ref, attr)):
                         out.setdefault(attr, []).append((source, fn.fn.name, w[2]))
         memo[ref.key] = out
         return out
+
+    def _sample_table(self, ref: ClassRef, attr: str, key: str) -> bool:
+        """``self.attr[key]`` is the table of the samples: ``__len__`` measures it, or the
+        methods serving a sample look it up (``self.meta["frames"][idx]``)."""
+        for kind, detail, _row, on_self, scope in self.own_signal(ref, attr, "attr_uses", lambda use: use[4]):
+            if kind == "table" and on_self and table_key(detail) == key and scope.rsplit(".", 1)[-1] in SAMPLE_METHODS:
+                return True
+        return False
 
     def co_walked(self, ref: ClassRef) -> dict[str, set[str]]:
         """attr -> the other attributes one method builds by walking the same local whole, one
@@ -626,6 +642,16 @@ def _walked_whole(ir) -> str | None:
     return None
 
 
+def _walked_table(loop) -> tuple[str, str] | None:
+    """(attribute, key) of a loop over a named table of an attribute: ``self.meta["frames"]``,
+    ``enumerate(self.meta["frames"])``."""
+    if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip") and loop[2]:
+        loop = loop[2][0]
+    if loop[0] == "i" and loop[1][0] == "s" and loop[2][0] == "k" and isinstance(loop[2][1], str):
+        return loop[1][1], loop[2][1]
+    return None
+
+
 def _walked(loop, tag: str) -> str | None:
     """The attribute (``tag`` "s") or parameter ("p") a loop walks: ``self.anns``,
     ``enumerate(self.anns)``, ``tqdm(self.anns)``, ``zip(self.anns, ...)`` (its first iterable)."""
@@ -637,6 +663,8 @@ def _walked(loop, tag: str) -> str | None:
     return loop[1] if loop[0] == tag else None
 
 
+# the methods that serve a sample or count them
+SAMPLE_METHODS = frozenset({"__len__", "__getitem__", "__getitems__", "__iter__"})
 # pandas row indexers: ``self.df.iloc[idx]`` is the sample's row
 FRAME_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})
 # a column's positional views: ``self.df["path"].values[idx]`` is the sample's cell
