@@ -30,6 +30,14 @@ yaml = pytest.importorskip("yaml")
 # fixture -> [(golden kind, module to import, Dataset expression with `root` bound, attribute)]
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
+    "dl101/speaker_maps": [
+        (
+            "fixed",
+            "speaker_maps",
+            "(lambda r: open(r + '/../vc_meta.txt', 'w').write(''.join(f'p{i % 3}_{i:03d}\\n' for i in range(9))) and open(r + '/../vc_speakers.txt', 'w').write('p0\\np1\\np2\\n') and MultiSpeakerClips(r + '/../vc_meta.txt', r + '/../vc_speakers.txt', r))(root)",
+            "fid_list",
+        )
+    ],
     "dl101/named_table_walked": [
         (
             "fixed",
