@@ -249,7 +249,10 @@ class CopyOnReadContainer(Rule):
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
             a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
-            `labels_map`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`), a
+            `labels_map`, `spk2idx`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`,
+            `utt2spk`, nor one built from data-sized records keyed by each record's own id:
+            `{d["id"]: d["answer"] for d in records}`), named tables only looked up with a
+            record's group field or a literal (`self.answers_by_type["yes_no"][q["answer"]]`), a
             capture rig's camera tables (`cams`, `cameras`) and per-shard tables (`shard_offset`) unless worker code indexes them with the sample index,
             a vocabulary deduplicated with `set`/`sorted(set(...))`/`np.unique` (unless `__len__`
             counts it: then the distinct values are the samples), a list the code writes out and
