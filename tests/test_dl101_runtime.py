@@ -30,6 +30,14 @@ yaml = pytest.importorskip("yaml")
 # fixture -> [(golden kind, module to import, Dataset expression with `root` bound, attribute)]
 CASES = {
     "dl101/positive_glob": [("fixed", "positive_glob", "TextFiles(root)", "paths")],
+    "dl101/label_set_derived": [
+        (
+            "fixed",
+            "label_set_derived",
+            "(lambda r, os=__import__('os'): open(r + '/../shape_names.txt', 'w').write('chair\\ntable\\nlamp\\n') and open(r + '/../train_files.txt', 'w').write(''.join(f'{os.path.basename(r)}/{n}\\n' for n in sorted(os.listdir(r)) if n.endswith('.txt'))) and ShapeClouds(r + '/..'))(root)",
+            "files",
+        )
+    ],
     "dl101/speaker_maps": [
         (
             "fixed",
