@@ -861,6 +861,11 @@ class FileContext:
             pairs = [(v, stmt) for v, stmt in pairs if stmt is None or not _contradict(arms, self._arms(stmt))]
         killer = None
         for _v, stmt in pairs:
+            if isinstance(stmt, (ast.With, ast.AsyncWith)) and self._binds_around(stmt, use):
+                # ``with open(b) as fid:`` around the use: that binding runs on every path to it
+                if killer is None or (stmt.lineno, stmt.col_offset) > (killer.lineno, killer.col_offset):
+                    killer = stmt
+                continue
             if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 continue
             holder = self.parent(stmt)
@@ -872,6 +877,20 @@ class FileContext:
         if killer is None:
             return [v for v, _stmt in pairs]
         return [v for v, stmt in pairs if stmt is None or (stmt.lineno, stmt.col_offset) >= (killer.lineno, killer.col_offset)]
+
+    def _binds_around(self, stmt, use: ast.AST) -> bool:
+        """``stmt`` (a ``with``) binds the name ``use`` reads and holds ``use`` in its body."""
+        name = getattr(use, "id", None)
+        if name is None or not any(
+            isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == name for item in stmt.items
+        ):
+            return False
+        node = self.parent(use)
+        while node is not None and not isinstance(node, SCOPE_TYPES):
+            if node is stmt:
+                return True
+            node = self.parent(node)
+        return False
 
     def _path_to(self, use: ast.AST) -> tuple[dict, set]:
         """(id(body list) -> index of the statement on the path to ``use``, the loops around
