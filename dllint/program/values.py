@@ -1290,7 +1290,7 @@ class Values:
     def _set_first(self, cls, attr: str) -> bool:
         """Whether some ``=`` write of ``self.<attr>`` gives it a value without reading it (not
         only ``self.ids = sorted(self.ids)`` over what a library base stored)."""
-        return any(w[0] == "=" and not _holds(w[1], ("s", attr)) for _fn, w in self.attr_writes(cls, attr))
+        return any(w[0] == "=" and not holds(w[1], ("s", attr)) for _fn, w in self.attr_writes(cls, attr))
 
     def _class_attr(self, cls, attr, depth) -> Val | None:
         for r in self.mro(cls):
@@ -2261,7 +2261,7 @@ class Values:
             elif per_file and how in ("setitem", "setdefault") and _whole_file(v):
                 size, why = BOUNDED, ()
             writing = self.__dict__.get("_writing")
-            if how == "setitem" and writing and isinstance(ir, tuple) and ir[0] == "kv" and _holds(ir[2], ("i", ("s", writing[2]), ir[1])):
+            if how == "setitem" and writing and isinstance(ir, tuple) and ir[0] == "kv" and holds(ir[2], ("i", ("s", writing[2]), ir[1])):
                 size, why = EMPTY, ()  # ``d[k] = f(d[k])``: rewrites an entry, adds none
             return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
         return current
@@ -2321,7 +2321,7 @@ _IDENTITY_CALLS = frozenset(
 )
 
 
-def _holds(ir, target: tuple) -> bool:
+def holds(ir, target: tuple) -> bool:
     """Whether the IR of a value holds ``target`` anywhere inside (argument tuples included):
     ``("s", attr)`` for a read of ``self.<attr>``, ``("i", ("s", attr), key)`` for a read of
     ``self.<attr>[key]``."""

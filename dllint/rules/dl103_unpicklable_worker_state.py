@@ -9,7 +9,7 @@ import functools
 from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.project import replayable
 from dllint.names import DATALOADER_CLASSES, DATALOADER_POSITIONAL, canonical
-from dllint.program.values import Env, replaced
+from dllint.program.values import Env, holds, replaced
 from dllint.rules.base import Rule
 from dllint.textutil import clip
 
@@ -430,16 +430,9 @@ class UnpicklableWorkerState(Rule):
 
 
 def _reads_attr(ir, attr: str) -> bool:
-    """The IR of a value reads ``self.<attr>``."""
-    stack = [ir]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, tuple) or not node:
-            continue
-        if node[0] == "s" and len(node) == 2 and node[1] == attr:
-            return True
-        stack.extend(x for x in node[1:] if isinstance(x, tuple))
-    return False
+    """The IR of a value reads ``self.<attr>`` (anywhere: ``sorted(self.x)`` holds the read as
+    the first element of its argument tuple)."""
+    return holds(ir, ("s", attr))
 
 
 def _dominating_write(fnref, write, writes, attr: str):
