@@ -24,14 +24,17 @@ own relative imports reach higher: ``from ..base import X`` in ``lib/pkg/sub/m.p
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 
 from dllint.discover import ModuleName, module_name
 from dllint.facts.flow import LIBRARY_ROOTS
 from dllint.names import ML_DATASET_LIBRARIES
 
-STDLIB_NAMES = frozenset(sys.stdlib_module_names)
+# library names a project's own data module beside its scripts often has, also in a package
+# folder (``reid/datasets.py`` beside ``reid/train.py``; Hugging Face's ``datasets``). Other library
+# names in package folders (``pkg/torch.py``, ``pkg/lightning/``) are imported as parts of their
+# package: counting them would keep every ``torch.*`` call in every file's facts.
+SIBLING_MODULE_NAMES = frozenset({"datasets"})
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -217,10 +220,12 @@ class Layout:
         for path in (*self.files, *inside):
             stem, ext = os.path.splitext(os.path.basename(path))
             if stem in names and ext in ("", ".py", ".pyi") and (
-                stem not in STDLIB_NAMES or not self._isfile(os.path.join(os.path.dirname(path), "__init__.py"))
+                (stem in SIBLING_MODULE_NAMES and ext == ".py")
+                or not self._isfile(os.path.join(os.path.dirname(path), "__init__.py"))
             ):
-                # (its folder is not a package; or a library's name, ``datasets.py``, which a script
-                # in that package folder imports by that name: its folder is ``sys.path[0]``)
+                # (its folder is not a package; or a data module beside a package's scripts,
+                # ``reid/datasets.py``, which ``reid/train.py`` imports by that name: its folder is
+                # ``sys.path[0]``)
                 found.add(stem)
         if not self.bounded:
             for folder in {os.path.dirname(p) for p in self.files}:
