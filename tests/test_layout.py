@@ -599,3 +599,22 @@ def test_a_project_package_named_like_a_library_has_its_calls_kept(tmp_path):
     assert Layout(str(tmp_path), {str(tmp_path / "main.py")}, bounded=False).shadowing() == {"datasets"}
     code, out = run_dllint(tmp_path, ["check", "--select", "DL101", "-q", "."])
     assert code == 1 and "datasets/folder.py:5:9: DL101" in out and "(main.py:6)" in out, out
+
+
+def test_a_datasets_module_beside_a_packages_scripts_shadows_the_library_other_names_do_not(tmp_path):
+    """``reid/train.py`` run from its folder imports ``reid/datasets.py`` as ``datasets`` even
+    though ``reid`` is a package; a package's ``torch.py`` or ``lightning/`` are parts of it
+    (counting them would keep every ``torch.*`` call in the facts)."""
+    write(
+        tmp_path,
+        {
+            "reid/__init__.py": "",
+            "reid/datasets.py": "",
+            "reid/train.py": "from datasets import ClsDataset\n",
+            "core/__init__.py": "",
+            "core/torch.py": "",
+            "core/lightning/__init__.py": "",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    assert layout.shadowing() == {"datasets"}
