@@ -287,10 +287,8 @@ class Workers:
         the one it builds (the helper that imports by name may be out of sight)."""
         for loader in self.loaders:
             ir = loader.call.args_ir.get("dataset")
-            facts = loader.file
-            fn = facts.functions.get(loader.call.scope)
-            flow = fn.flow if fn is not None else facts.flow
-            if ir is not None and flow is not None and _runtime_class_instance(ir, flow):
+            flow = self._call_env(loader.file, loader.call).flow if ir is not None else None
+            if flow is not None and _runtime_class_instance(ir, flow):
                 return True
         return False
 
