@@ -288,6 +288,28 @@ class SampleUses:
                 found = True
         return found
 
+    def copied_from(self, ref: ClassRef, attr: str) -> frozenset[str] | None:
+        """The other attributes ``self.attr`` is assigned from when every assignment is one of
+        them or a comprehension over one (``self._idx2category = self._classes``,
+        ``{c: i for i, c in enumerate(self._classes)}``, also over ``sorted`` / ``list``); None
+        when it is assigned anything else (or not at all)."""
+        writes = self.attr_writes(ref, attr)
+        if not writes:
+            return None
+        out: set[str] = set()
+        for _fn, w in writes:
+            ir = w[1]
+            if w[0] != "=" or not isinstance(ir, tuple) or not ir:
+                return None
+            if ir[0] == "C" and len(ir) > 3 and len(ir[3]) == 1:
+                ir = ir[3][0]  # a comprehension's only iterable
+                if ir[0] == "c" and ir[1] in (("g", "builtins.enumerate"), ("g", "builtins.sorted"), ("g", "builtins.list")) and ir[2]:
+                    ir = ir[2][0]
+            if not (ir[0] == "s" and ir[1] != attr):
+                return None
+            out.add(ir[1])
+        return frozenset(out)
+
     def keyed_by_identifier(self, ref: ClassRef, attr: str) -> bool:
         """``self.attr`` is built as a dict keyed by each walked record's own identifier
         (``{d["id"]: d["answer"] for d in datalist}``, ``{r.video_id: r for r in rows}``): one

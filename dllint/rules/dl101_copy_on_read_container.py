@@ -97,20 +97,8 @@ def _from_label_set(model, ref, attr: str) -> bool:
     """Every assignment of ``self.attr`` is another attribute named for a label set or built by
     walking one (``self._category2idx = {c: i for i, c in enumerate(self._classes)}``,
     ``self._idx2category = self._classes``): a label set too."""
-    writes = model.attr_writes(ref, attr)
-    if not writes:
-        return False
-    for _fn, w in writes:
-        ir = w[1]
-        if w[0] != "=" or not isinstance(ir, tuple) or not ir:
-            return False
-        if ir[0] == "C" and len(ir) > 3 and len(ir[3]) == 1:
-            ir = ir[3][0]  # a comprehension's only iterable
-            if ir[0] == "c" and ir[1] in (("g", "builtins.enumerate"), ("g", "builtins.sorted"), ("g", "builtins.list")) and ir[2]:
-                ir = ir[2][0]
-        if not (ir[0] == "s" and ir[1] != attr and bounded_by_name(ir[1])):
-            return False
-    return True
+    sources = model.copied_from(ref, attr)
+    return bool(sources) and all(bounded_by_name(source) for source in sources)
 
 
 @replayable("dl101.convert_in_init")
