@@ -304,12 +304,22 @@ def test_compact_fix_by_slices_equals_the_whole_module_transform(name):
 def test_compact_fix_availability_is_known_without_the_edits(name):
     """What the `[*]` mark of an edit-less run says (``can_convert_in_init``, from ``ast``) is
     whether the conversion gives a new text."""
-    from dllint.fixes.compact import can_convert_in_init, convert_in_init
+    import ast
+
+    from dllint.fixes.compact import can_convert_in_init, convert_in_init, convertible_classes
 
     text = COMPACT_CASES[name]
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        body = None
+    from_facts = convertible_classes(text, body) if body is not None else None
     for path in (["Ds"], ["Outer", "Ds"], ["Missing"], ["Ds", "<locals>", "X"]):
         qualparts = [*path, "__init__"]
-        assert can_convert_in_init(text, qualparts, {}) == (convert_in_init(text, qualparts, "items", {}) is not None), (name, path)
+        converts = convert_in_init(text, qualparts, "items", {}) is not None
+        assert can_convert_in_init(text, qualparts, {}) == converts, (name, path)
+        if from_facts is not None:  # the facts' answer (DL101's extract) is the same
+            assert (tuple(path) in from_facts) == converts, (name, path)
 
 
 def test_compact_fix_parses_only_the_constructor_of_a_long_class():

@@ -63,15 +63,34 @@ def _slices(text: str, memo: dict | None) -> CompactSlices:
     return slices
 
 
+def convertible_classes(text: str, body: list[ast.stmt]) -> frozenset[tuple[str, ...]]:
+    """The class paths (Class, Outer.Class; not in functions) of ``text`` whose constructor
+    ``can_convert_in_init`` accepts, from the module's already parsed ``body`` (the file's facts
+    carry them, so that the `[*]` mark needs no second parse of the file)."""
+    slices = CompactSlices(text, body)
+    paths: set[tuple[str, ...]] = set()
+    stack: list[tuple[ast.AST, tuple[str, ...]]] = [(stmt, ()) for stmt in body]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _FUNCS):
+            continue
+        if isinstance(node, ast.ClassDef):
+            path = (*path, node.name)
+            paths.add(path)
+        stack.extend((child, path) for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)))
+    return frozenset(p for p in paths if slices.can_convert(list(p)))
+
+
 class CompactSlices:
     """One file's text, its top-level statements' rows (``ast``), and the libcst slices parsed so far."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, body: list[ast.stmt] | None = None):
         self.text = text
-        try:
-            body = ast.parse(text).body
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            body = None
+        if body is None:
+            try:
+                body = ast.parse(text).body
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                body = None
         self.body = body
         self.rows: list[tuple[int, int]] = []
         if body is not None:

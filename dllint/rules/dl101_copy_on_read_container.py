@@ -18,7 +18,7 @@ import re
 from dllint.codegen.compact_list import NAME as COMPACT_NAME
 from dllint.codegen.edits import line_edits
 from dllint.facts.uses import table_key, table_lookup
-from dllint.fixes.compact import can_convert_in_init, convert_in_init
+from dllint.fixes.compact import convert_in_init, convertible_classes
 from dllint.model import Diagnostic, Fix, Span, are_edits
 from dllint.project import replayable
 from dllint.program.refs import FuncRef
@@ -110,13 +110,6 @@ def _compact_edits(project, path: str, qualparts: tuple, attr: str) -> tuple:
     return line_edits(text, new) if new is not None else ()
 
 
-@replayable("dl101.can_convert")
-def _can_convert(project, path: str, qualparts: tuple) -> bool:
-    """Whether ``_compact_edits`` gives edits for that constructor (any attribute), decided
-    without building them."""
-    return can_convert_in_init(project.source(path), list(qualparts), _slices_memo(project))
-
-
 def _slices_memo(project) -> dict:
     """Each file's parsed slices, kept for the run between its findings (fixes/compact.py)."""
     return project.__dict__.setdefault("_dl101_fix_slices", {})
@@ -129,9 +122,6 @@ def _constructor_assigns(model, cls, attr: str) -> bool:
     fn = cls.file.functions.get(cls.cls.methods["__init__"])
     return fn is not None and fn.flow is not None and any(w[0] == "=" for w in fn.flow.writes.get(attr, ()))
 
-
-def _is_bool(value) -> bool:
-    return isinstance(value, bool)
 
 
 class CopyOnReadContainer(Rule):
@@ -401,6 +391,11 @@ class CopyOnReadContainer(Rule):
             """,
     }
 
+    def extract(self, ctx):
+        """The classes of the file whose constructor can take the fix (``convertible_classes``):
+        the `[*]` mark of a run without edits is read from here, not from a second parse."""
+        return convertible_classes(ctx.text, ctx.tree.body) or None
+
     def check(self, project):
         model = project.index
         seen: set = set()
@@ -514,8 +509,8 @@ class CopyOnReadContainer(Rule):
         try:
             if project.edits:
                 edits = project.remember("dl101.convert_in_init", init.file.path, (qualparts, attr), are_edits)
-            else:  # only whether a fix exists (the `[*]` mark): no libcst tree is built
-                edits = () if project.remember("dl101.can_convert", init.file.path, (qualparts,), _is_bool) else None
+            else:  # only whether a fix exists (the `[*]` mark): from the file's facts, no tree built
+                edits = () if qualparts[-1:] == ("__init__",) and qualparts[:-1] in (project.payload(self.code, init.file.path) or ()) else None
         except (OSError, ValueError):  # the file's text cannot be read
             return None
         if edits is None or (project.edits and not edits):
