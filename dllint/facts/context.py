@@ -850,7 +850,7 @@ class FileContext:
         def may_reach(stmt) -> bool:
             if stmt is None or (stmt.lineno, stmt.col_offset) <= where:
                 return True
-            return any(id(a) in loops for a in self.ancestors(stmt))
+            return bool(loops) and any(id(a) in loops for a in self.ancestors(stmt))
 
         pairs = [(v, self._statement_of(v)) for v in values]
         pairs = [(v, stmt) for v, stmt in pairs if may_reach(stmt)]
@@ -868,10 +868,10 @@ class FileContext:
                 continue
             if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 continue
-            holder = self.parent(stmt)
-            for body in _bodies(holder) if holder is not None else ():
-                at = blocks.get(id(body))
-                if at is not None and stmt in body and body.index(stmt) < at:
+            slot = self._slot(stmt)
+            if slot is not None:
+                at = blocks.get(slot[0])
+                if at is not None and slot[1] < at:
                     if killer is None or (stmt.lineno, stmt.col_offset) > (killer.lineno, killer.col_offset):
                         killer = stmt
         if killer is None:
@@ -911,11 +911,9 @@ class FileContext:
         parent = self.parent(node)
         while parent is not None:
             if isinstance(node, ast.stmt):
-                for body in _bodies(parent):
-                    for i, item in enumerate(body):
-                        if item is node:
-                            blocks[id(body)] = i
-                            break
+                slot = self._slot(node)
+                if slot is not None:
+                    blocks[slot[0]] = slot[1]
             if isinstance(parent, SCOPE_TYPES + (ast.Module,)):
                 break
             if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
@@ -936,20 +934,60 @@ class FileContext:
         return found
 
     def _arms_of(self, stmt) -> dict[str, bool]:
-        out: dict[str, bool] = {}
-        node = stmt
-        parent = self.parent(node) if node is not None else None
-        while parent is not None and not isinstance(parent, SCOPE_TYPES + (ast.Module,)):
-            if isinstance(parent, ast.If) and _flag_test(parent.test):
-                test, arm = parent.test, True
-                while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):  # ``if not FAST``
-                    test, arm = test.operand, not arm
-                if node in parent.body:
-                    out.setdefault(ast.dump(test), arm)
-                elif node in parent.orelse:
-                    out.setdefault(ast.dump(test), not arm)
-            node, parent = parent, self.parent(parent)
-        return out
+        """The enclosing node's arms, and the arm of ``stmt`` in its own ``if`` (the innermost
+        test wins when the same test is met twice)."""
+        parent = self.parent(stmt) if stmt is not None else None
+        if parent is None or isinstance(parent, SCOPE_TYPES + (ast.Module,)):
+            return {}
+        outer = self._arms(parent)
+        if type(parent) is not ast.If:
+            return outer
+        test = self._flag_key(parent)
+        if test is None:
+            return outer
+        key, arm = test
+        slot = self._slot(stmt)
+        if slot is None:
+            return outer
+        if slot[0] == id(parent.body):
+            pass
+        elif slot[0] == id(parent.orelse):
+            arm = not arm
+        else:
+            return outer
+        if outer.get(key) is arm:
+            return outer
+        return {**outer, key: arm}
+
+    def _flag_key(self, node: ast.If) -> tuple[str, bool] | None:
+        """(the dump of an ``if``'s flag test, the arm its body runs under), computed once per
+        ``if``; None when the test is not a plain flag (``_flag_test``)."""
+        memo = self.__dict__.setdefault("_flag_memo", {})
+        if id(node) in memo:
+            return memo[id(node)]
+        found = None
+        if _flag_test(node.test):
+            test, arm = node.test, True
+            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):  # ``if not FAST``
+                test, arm = test.operand, not arm
+            found = (ast.dump(test), arm)
+        memo[id(node)] = found
+        return found
+
+    def _slot(self, stmt) -> tuple[int, int] | None:
+        """(id of the statement list holding ``stmt``, its index there), from one pass over its
+        parent's lists, kept for every statement of them; None when no list holds it."""
+        memo = self.__dict__.setdefault("_slot_memo", {})
+        found = memo.get(id(stmt), False)
+        if found is not False:
+            return found
+        parent = self.parent(stmt)
+        if parent is not None:
+            for body in _bodies(parent):
+                bid = id(body)
+                for i, item in enumerate(body):
+                    memo.setdefault(id(item), (bid, i))
+        return memo.setdefault(id(stmt), None)
 
     def reaching_values(self, node: ast.Name) -> list | None:
         """The value nodes of a local's assignments that may reach this use of it, when some of
