@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 
 from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import ModuleName, discover
-from dllint.facts.extract import extract
+from dllint.facts.extract import decode_source, extract, parse
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import NameTest, Triggers, WorkerWords, content_hash, scan_job
+from dllint.prefilter import NameTest, Triggers, WorkerWords, content_hash, node_words, scan_job
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
 from dllint.program.plan import demands
@@ -52,6 +52,55 @@ class Analysis:
 def _extract_job(args):
     path, module, root, is_package, data, shadowed, loader_classes = args
     return extract(path, module, root, is_package, data, all_rules(), loader_classes, shadowed)
+
+
+def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None, bytes | None]]:
+    """(path, content hash, verdict, facts, cache file) for each file of a chunk, read here (a
+    worker process; unreadable: skipped); facts and cache file are None when the triggers
+    reject the file, the cache file also without a cache (``encode``). A file whose bytes hold a
+    trigger word is parsed once: its code words are read from the nodes of its ``FileContext``
+    (``node_words``), and the same context gives its facts (a cold run used to compile each such
+    file for its code words, then parse it again for its facts)."""
+    chunk, triggers, shadowed, loader_classes, encode = args
+    rules = all_rules()
+    out = []
+    for path, module, root, is_package in chunk:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        digest = content_hash(data)
+        verdict = triggers.from_bytes(data)
+        parsed = accept = None
+        if verdict is None:
+            try:
+                text = decode_source(data)
+                parsed = (text, parse(text, path))
+            except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError):
+                verdict = triggers(data)  # as the compiler reads it (code that does not compile: analysed)
+            else:
+                # the code words from the nodes the context has just recorded; a file rejected
+                # there is asked as before (``node_words``)
+                def accept(ctx, data=data):
+                    return triggers.in_words(node_words(ctx)) or triggers(data)
+
+        if verdict is False:
+            out.append((path, digest, False, None, None))
+            continue
+        facts = extract(path, module, root, is_package, data, rules, loader_classes, shadowed, parsed, accept)
+        if facts is None or (accept is not None and facts.error is not None and not triggers(data)):
+            # (a context that could not be built: the verdict as the compiler reads the file)
+            out.append((path, digest, False, None, None))
+            continue
+        blob = None
+        if encode:
+            try:
+                blob = serial.dumps(facts)
+            except (TypeError, ValueError, RecursionError):
+                blob = None
+        out.append((path, digest, True, facts, blob))
+    return out
 
 
 def _extract_encode_job(args):
@@ -122,16 +171,30 @@ class FactStore:
                     return {f.path: f for f, _ in pairs}
         return {job[0]: _extract_job(job) for job in jobs}
 
-    def scan(self, paths: list[str], triggers: Triggers) -> dict[str, tuple[bytes, bool]] | None:
-        """path -> (content hash, verdict), the files read by worker processes; None: no pool."""
+    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, encode: bool = False) -> dict[str, tuple] | None:
+        """path -> (content hash, verdict, facts, cache file), the files read by worker processes;
+        None: no pool. ``extract_as`` (path -> (module, root, is_package), and the shadowed
+        library names): the files the triggers accept are analysed in the same pass, largest
+        first (``paths`` in that order), their facts and, with ``encode``, their cache files
+        returned; without it facts and cache files are None."""
         if len(paths) < SCAN_PARALLEL_THRESHOLD:
             return None
-        size = max(32, len(paths) // (self.jobs * 8))
-        chunks = [(paths[i : i + size], triggers) for i in range(0, len(paths), size)]
-        results = self._map(scan_job, chunks, 1)
+        if extract_as is None:
+            size = max(32, len(paths) // (self.jobs * 8))
+            chunks = [(paths[i : i + size], triggers) for i in range(0, len(paths), size)]
+            results = self._map(scan_job, chunks, 1)
+            if results is None:
+                return None
+            return {path: (digest, verdict, None, None) for chunk in results for path, digest, verdict in chunk}
+        names, shadowed = extract_as
+        # small chunks: a chunk now costs what its files' facts cost, not their bytes
+        size = max(4, min(32, len(paths) // (self.jobs * 32)))
+        rows = [(p, *names[p]) for p in paths]
+        chunks = [(rows[i : i + size], triggers, shadowed, self.loader_classes, encode) for i in range(0, len(rows), size)]
+        results = self._map(_scan_extract_job, chunks, 1)
         if results is None:
             return None
-        return {path: (digest, verdict) for chunk in results for path, digest, verdict in chunk}
+        return {path: (digest, verdict, facts, blob) for chunk in results for path, digest, verdict, facts, blob in chunk}
 
 
 class Engine:
@@ -204,6 +267,9 @@ class Engine:
                 gc.enable()
 
     def _analyse(self, targets, enabled, overlay, explicit, watch=frozenset()) -> Analysis:
+        # facts the scan computed beside its verdicts, until the rounds of facts ask for them
+        # (``_prescan``, ``_take_prefetched``)
+        self._prefetched: dict[str, tuple] = {}
         overlay = overlay or {}
         explicit = explicit or set()
         focus = None
@@ -310,7 +376,9 @@ class Engine:
 
         def compute(selected) -> dict[str, FileFacts]:
             if cache is None:
-                out = self.store.compute(items(selected))
+                out, _blobs, rest = self._take_prefetched(items(selected))
+                if rest:
+                    out.update(self.store.compute(rest))
             else:
                 out = self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
             for path, found in out.items():  # a module of namespace packages its path cannot show
@@ -327,7 +395,7 @@ class Engine:
                     self._read_into(path, data, entries, read_errors)
                 wanted = {p for p in data if not _is_stub(p, explicit)}
             else:
-                scanned = self._prescan(data, entries, overlay, explicit)
+                scanned = self._prescan(data, entries, overlay, explicit, names)
                 key = self.triggers.key
                 wanted = {
                     p
@@ -365,6 +433,7 @@ class Engine:
                 cache.store_plan(plan_key, list(facts))
         finally:
             self.store.close()
+            self._prefetched = {}
         project = Project(self.settings, index, facts, data, target_set)
         project.edits = self.edits
         if cache is not None:
@@ -467,27 +536,55 @@ class Engine:
         data[path] = blob
         return blob
 
-    def _prescan(self, data, entries, overlay, explicit) -> dict[str, bool]:
+    def _prescan(self, data, entries, overlay, explicit, names=None) -> dict[str, bool]:
         """The trigger verdicts of many files just read (a cold run), computed in worker processes
-        that read the files again: each verdict is kept only if they read the same bytes."""
+        that read the files again: each verdict is kept only if they read the same bytes. With
+        ``names`` (the module names), the accepted files' facts are computed in the same pass and
+        kept for ``_prefetched`` (the first round of facts asks for most of them)."""
         pending = [
             p
             for p in data
             # a notebook's bytes here are its code cells, not the JSON a worker would read
             if p not in overlay and p not in explicit and not _is_stub(p, explicit) and not p.endswith(".ipynb")
         ]
-        found = self.store.scan(pending, self.triggers)
+        extract_as = None
+        if names is not None:
+            pending.sort(key=lambda p: -len(data[p]))  # largest first: the workers finish together
+            extract_as = ({p: (names[p].module, names[p].root, names[p].is_package) for p in pending}, names.shadowed)
+        found = self.store.scan(pending, self.triggers, extract_as, encode=self.cache is not None)
         if not found:
             return {}
         out = {}
-        for path, (digest, verdict) in found.items():
+        for path, (digest, verdict, facts, blob) in found.items():
             entry = entries.get(path)
             if (entry[2] if entry is not None else content_hash(data[path])) != digest:
                 continue  # changed in between: decided from the bytes read here
             out[path] = verdict
+            if facts is not None:
+                self._prefetched[path] = (digest, extract_as[0][path], facts, blob, extract_as[1])
             if entry is not None and self.cache is not None:
                 self.cache.set_verdict(entry, self.triggers.key, verdict)
         return out
+
+    def _take_prefetched(self, items: list) -> tuple[dict[str, FileFacts], dict[str, bytes | None], list]:
+        """(facts, cache files, the items still to compute): the facts ``_prescan`` computed for
+        these items (``items`` of ``_analyse``), when computed from the same bytes under the same
+        module name; each is handed out once."""
+        facts: dict[str, FileFacts] = {}
+        blobs: dict[str, bytes | None] = {}
+        rest = []
+        for item in items:
+            path, module, root, is_package, data, shadowed = item
+            found = self._prefetched.pop(path, None)
+            if (
+                found is not None and found[1] == (module, root, is_package) and shadowed == found[4]
+                and found[0] == content_hash(data)
+            ):
+                facts[path] = found[2]
+                blobs[path] = found[3]
+            else:
+                rest.append(item)
+        return facts, blobs, rest
 
     def _matches(self, path: str, test, key: bytes, data, entries, read_errors) -> bool:
         """Whether the bytes of ``path`` pass ``test``; remembered per content hash in the cache."""
@@ -526,8 +623,9 @@ class Engine:
                 missing.append(path)
         ready = [p for p in missing if self._read_into(p, data, entries, read_errors) is not None]
         if ready:
-            encoded: dict[str, bytes | None] = {}
-            fresh = self.store.compute(items(ready), encoded)
+            fresh, encoded, rest = self._take_prefetched(items(ready))
+            if rest:
+                fresh.update(self.store.compute(rest, encoded))
             for path in ready:
                 # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
                 if path in entries or (path not in overlay and path.endswith(".ipynb")):

@@ -8,6 +8,7 @@ Comment triggers (``noqa: DL``) count anywhere in the bytes.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 import warnings
@@ -56,7 +57,7 @@ def code_words(data: bytes) -> str | None:
             if kind is CodeType:
                 stack.append(k)
             elif kind is str:
-                if len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k and not any(c in k for c in PATH_SEPARATORS):
+                if _is_word_string(k):
                     words.append(k)
             elif kind is tuple or kind is frozenset:  # keyword-argument names, folded literals
                 consts.extend(k)
@@ -73,15 +74,28 @@ class Triggers:
         self.key = hashlib.blake2b(b"\0".join((*self.code, b"\1", *self.comment, b"v3")), digest_size=8).digest()
 
     def __call__(self, data: bytes) -> bool:
+        quick = self.from_bytes(data)
+        if quick is not None:
+            return quick
+        words = code_words(data)
+        return words is None or self.in_words(words)
+
+    def from_bytes(self, data: bytes) -> bool | None:
+        """The answer the bytes alone give: True (a comment trigger), False (no trigger word, or
+        each one only in paths: what ``code_words`` would say, without compiling the file), None
+        (the file's code words decide)."""
         if any(w in data for w in self.comment):
             return True
         present = [w for w in self.code if w in data]
         if not present:
             return False
         if all(_in_paths(data, w) for w in present):
-            return False  # (what code_words would say, without compiling the file)
-        words = code_words(data)
-        return words is None or any(w in words for w in self._code_text)
+            return False
+        return None
+
+    def in_words(self, words: str) -> bool:
+        """Whether some code word (``code_words``, ``tree_words``) holds a trigger word."""
+        return any(w in words for w in self._code_text)
 
 
 _PATH_EDGES = tuple(c.encode() for c in PATH_SEPARATORS)
@@ -105,6 +119,47 @@ def _in_paths(data: bytes, word: bytes) -> bool:
             return False
         start = data.find(word, end)
     return True
+
+
+def node_words(ctx) -> str:
+    """``code_words`` read from a file already parsed, by node type (``nodes``:
+    ``FileContext.nodes``; a file about to be analysed: compiling it as well would be a second
+    parse): names, attributes, parameters, keyword arguments, function, class, import and
+    exception names, and string constants without white space or a path separator; not the
+    annotations of a function's local variables, which the compiler does not keep either. What
+    ``code_words`` holds beyond these (the ``__qualname__`` of nested classes, mangled private
+    names, strings folded from ``"a" + "b"``) is made of words both hold. A file rejected here
+    is asked ``Triggers`` again (``_scan_extract_job`` in dllint/engine.py), so a verdict is
+    never False where ``code_words`` gives True. ``ctx``: the file's ``FileContext``."""
+    nodes = ctx.nodes
+    skip: set[int] = set()
+    for ann in nodes(ast.AnnAssign):
+        if ctx.scope_of(ann).kind == "function":
+            skip.update(id(n) for n in ast.walk(ann.annotation))
+    words = [n.id for n in nodes(ast.Name) if id(n) not in skip] if skip else [n.id for n in nodes(ast.Name)]
+    words += [n.attr for n in nodes(ast.Attribute) if id(n) not in skip]
+    words += [n.value for n in nodes(ast.Constant) if type(n.value) is str and _is_word_string(n.value) and id(n) not in skip]
+    words += [n.arg for n in nodes(ast.keyword) if n.arg is not None]
+    for fn in nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+        a = fn.args
+        words += [arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None]
+    words += [n.name for n in nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)]
+    for n in nodes(ast.alias):
+        words.append(n.name)
+        if n.asname:
+            words.append(n.asname)
+    words += [n.module for n in nodes(ast.ImportFrom) if n.module]
+    for n in nodes(ast.Global, ast.Nonlocal):
+        words += n.names
+    words += [n.name for n in nodes(ast.ExceptHandler, ast.MatchAs, ast.MatchStar) if n.name]
+    words += [n.rest for n in nodes(ast.MatchMapping) if n.rest]
+    for n in nodes(ast.MatchClass):
+        words += n.kwd_attrs
+    return "\0".join(words)
+
+
+def _is_word_string(k: str) -> bool:
+    return len(k) <= 200 and " " not in k and "\n" not in k and "\t" not in k and not any(c in k for c in PATH_SEPARATORS)
 
 
 def scan_job(args) -> list[tuple[str, bytes, bool]]:

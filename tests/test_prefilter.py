@@ -205,3 +205,88 @@ def test_cold_scan_in_worker_processes_decides_like_the_main_process(tmp_path):
     everything = _analyse(tmp_path, prefilter=False)
     assert {Path(p).name for p in pooled.project.files} == {"share.py", "nb.ipynb"}
     assert _findings(pooled) == _findings(serial) == _findings(everything) == ["nb.ipynb:2:DL302", "share.py:2:DL302"]
+
+
+def _fixture_sources():
+    root = Path(__file__).parent.parent / "fixtures"
+    return sorted(p for p in root.rglob("*.py") if "expected" not in p.name)
+
+
+def test_node_words_give_the_verdicts_code_words_give():
+    """The scan reads a file's code words from its FileContext (``node_words``) instead of
+    compiling it: on every fixture file and on the cases below, the same trigger verdicts, and
+    every trigger word of the nodes' words is one of ``code_words`` too."""
+    import ast
+
+    from dllint.config import Settings
+    from dllint.engine import Engine
+    from dllint.facts.context import FileContext
+    from dllint.prefilter import node_words
+
+    triggers = Engine(Settings(), ".").triggers
+    cases = [
+        b"def f():\n    x: DataLoader = make()\n    return x\n",  # a local annotation: not a code word
+        b"class A:\n    loader: DataLoader\n",  # a class annotation is kept
+        b"def f():\n    class B:\n        loader: DataLoader = None\n    return B\n",
+        b"try:\n    pass\nexcept E as DataLoader:\n    pass\n",
+        b"match x:\n    case Point(num_workers=w) as Dataset:\n        pass\n",
+        b"f(num_workers=2)\n",
+        b"from torch.utils import data as datasets\n",
+        b"s = 'torch.utils.data.DataLoader'\n",
+        b"s = 'the DataLoader'\n",
+    ]
+    sources = cases + [p.read_bytes() for p in _fixture_sources()]
+    checked = 0
+    for data in sources:
+        words = code_words(data)
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:
+            continue
+        if words is None:
+            continue
+        ctx = FileContext("m.py", "m", data.decode(), tree)
+        mine = node_words(ctx)
+        assert triggers.in_words(mine) == triggers.in_words(words), data[:80]
+        theirs = set(words.split("\0"))
+        for word in mine.split("\0"):
+            if any(t in word for t in triggers._code_text):
+                assert word in theirs, (word, data[:80])
+        checked += 1
+    assert checked > 100
+
+
+def test_the_scan_computes_the_facts_a_plain_extraction_computes(tmp_path):
+    """A cold run's scan analyses the files its triggers accept in the same pass
+    (``_scan_extract_job``): the same facts as ``extract`` of the file, the same cache file, and
+    no facts for a file the triggers reject (a local annotation alone names the DataLoader)."""
+    from dllint import serial
+    from dllint.config import Settings
+    from dllint.engine import Engine, _scan_extract_job
+    from dllint.facts.extract import extract
+    from dllint.rules import all_rules
+
+    sources = {p.name + str(i): p for i, p in enumerate(_fixture_sources()[:60])}
+    rows = []
+    for name, src in sources.items():
+        path = tmp_path / f"{name.replace('.', '_')}.py"
+        path.write_bytes(src.read_bytes())
+        rows.append((str(path), path.stem, str(tmp_path), False))
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("def f():\n    x: DataLoader = make()\n    return x\n")
+    rows.append((str(quiet), "quiet", str(tmp_path), False))
+    triggers = Engine(Settings(), str(tmp_path)).triggers
+    loader_classes = frozenset({"torch.utils.data.DataLoader"})
+    out = {r[0]: r for r in _scan_extract_job((rows, triggers, frozenset(), loader_classes, True))}
+    accepted = 0
+    for path, module, root, is_package in rows:
+        _, _, verdict, facts, blob = out[path]
+        data = Path(path).read_bytes()
+        assert verdict == triggers(data), path
+        if not verdict:
+            assert facts is None and blob is None
+            continue
+        accepted += 1
+        plain = extract(path, module, root, is_package, data, all_rules(), loader_classes, frozenset())
+        assert serial.dumps(facts) == serial.dumps(plain) == blob, path
+    assert accepted > 20 and out[str(quiet)][2] is False

@@ -91,8 +91,18 @@ def extract(
     rules=(),
     loader_classes: frozenset[str] = frozenset(),
     shadowed: frozenset[str] = frozenset(),
-) -> FileFacts:
+    parsed: tuple[str, ast.Module] | None = None,
+    accept=None,
+) -> FileFacts | None:
+    """The facts of one file; ``parsed``: its text and tree when the caller has parsed it
+    already (``parse``). ``accept`` (with ``parsed``): asked of the file's ``FileContext`` once
+    built, before any fact; False: no facts, None returned (the engine's scan decides from the
+    context's nodes whether a file is analysed at all: ``prefilter.node_words``)."""
     facts = FileFacts(path=path, module=module, root=root, is_package=is_package)
+    if parsed is not None:
+        text, tree = parsed
+        facts.noqa, facts.file_noqa = noqa_map(text)
+        return _extract_tree(facts, path, module, root, is_package, text, tree, rules, loader_classes, shadowed, accept)
     try:
         text = decode_source(data)
     except ValueError as exc:
@@ -100,9 +110,7 @@ def extract(
         return facts
     facts.noqa, facts.file_noqa = noqa_map(text)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+        tree = parse(text, path)
     except SyntaxError as exc:
         row = exc.lineno or 1
         col = exc.offset or 1
@@ -111,6 +119,18 @@ def extract(
     except (ValueError, MemoryError, RecursionError) as exc:
         facts.error = ParseError(f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
         return facts
+    return _extract_tree(facts, path, module, root, is_package, text, tree, rules, loader_classes, shadowed)
+
+
+def parse(text: str, path: str) -> ast.Module:
+    """The syntax tree of a file's decoded text (``SyntaxError``, ``ValueError``, ``MemoryError``,
+    ``RecursionError`` when there is none)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
+def _extract_tree(facts, path, module, root, is_package, text, tree, rules, loader_classes, shadowed, accept=None) -> FileFacts | None:
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
@@ -119,6 +139,8 @@ def extract(
             facts.module, facts.root = module, root
         ctx = FileContext(path, module, text, tree, is_package)
         ctx.shadowed = shadowed
+        if accept is not None and not accept(ctx):
+            return None
         _core_facts(ctx, facts, loader_classes)
         for rule in rules:
             payload = rule.extract(ctx)

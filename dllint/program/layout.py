@@ -134,6 +134,7 @@ class Layout:
     def __post_init__(self) -> None:
         self._names: dict[str, ModuleName] = {}
         self._by_module: dict[str, list[str]] | None = None
+        self._tops: set[str] | None = None  # ``_known_tops``
         self._find_memo: dict[tuple[str, str], object] = {}
         self._dirs: set[str] | None = None
         self._script_dirs: set[str] | None = None
@@ -172,14 +173,14 @@ class Layout:
         if self.name(path) != name:
             self._names[path] = name
             self.version += 1
-            self._by_module = None
+            self._by_module = self._tops = None
             self._find_memo.clear()
 
     def add(self, path: str) -> None:
         if path not in self.files:
             self.files.add(path)
             self.version += 1
-            self._by_module = None
+            self._by_module = self._tops = None
             self._dirs = None
             self._script_dirs = None
             self._tail_dirs = None
@@ -292,12 +293,32 @@ class Layout:
         found = self._find(module, file_root)
         if found and not self.bounded and found not in self.files:
             self.files.add(found)  # without a marker the project grows by what is imported
-            self._by_module = None
+            self._by_module = self._tops = None
         memo[key] = found
         return found
 
+    def _known_tops(self) -> set[str]:
+        """Every name a bounded project's files and folders are known by (each part of each
+        path, with and without its extension) and the first part of every module name: a module
+        whose top-level name is none of them is no project module, whatever the root (most
+        imports of an ML project are of libraries: diffusers looks up about 9,000 (module, root)
+        pairs a run)."""
+        if self._tops is None:
+            tops: set[str] = set()
+            for path in self.files:
+                for part in path.split(os.sep):
+                    tops.add(part)
+                    stem, dot, _ext = part.rpartition(".")
+                    if dot:
+                        tops.add(stem)
+            tops.update(m.split(".", 1)[0] for m in self.by_module())
+            self._tops = tops
+        return self._tops
+
     def _find(self, module: str, file_root: str):
         parts = module.split(".")
+        if self.bounded and parts[0] not in self._known_tops():
+            return None
         if not all(p.isidentifier() for p in parts):
             # a script whose file name is not a module name (train-net.py): nothing imports it,
             # but its own names (``train-net.Images``) are its module's
