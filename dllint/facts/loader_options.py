@@ -56,6 +56,9 @@ def _root(node) -> ast.Name:
     return node
 
 
+_DICT_CHANGES = frozenset({ast.Assign, ast.Delete, ast.Call})  # what ``_name_dict`` follows
+
+
 class OptionSources:
     def __init__(self, ctx, call: ast.Call):
         self.ctx = ctx
@@ -140,9 +143,8 @@ class OptionSources:
         if binding is None or binding.kind not in ("local", "param"):
             return None
         fn_node = scope.node
-        body = ctx.walk_function(fn_node) if isinstance(fn_node, FUNCS) else ctx.all_nodes()
         out: dict[str, list] = {}
-        for sub in body:
+        for sub in self._dict_changes(fn_node):
             if ctx.scope_of(sub) is not scope or getattr(sub, "lineno", 0) > node.lineno:
                 continue
             if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in sub.targets):
@@ -155,6 +157,18 @@ class OptionSources:
             elif not self._mutation(sub, lambda t: isinstance(t, ast.Name) and t.id == node.id, out, fn_node, depth):
                 return None
         return out
+
+    def _dict_changes(self, fn_node) -> list:
+        """The nodes of a function (or the module) that can bind or change a dict (assignments,
+        deletions, calls), in source order: the only ones ``_name_dict`` looks at (a training
+        script's ``main`` holds thousands of others; computed once per function and file)."""
+        ctx = self.ctx
+        key = ("dict-changes", id(fn_node))
+        found = ctx._cache.get(key)
+        if found is None:
+            body = ctx.walk_function(fn_node) if isinstance(fn_node, FUNCS) else ctx.all_nodes()
+            found = ctx._cache[key] = [n for n in body if type(n) in _DICT_CHANGES]
+        return found
 
     def _self_dict(self, node: ast.Attribute, depth: int) -> dict[str, list] | None:
         ctx = self.ctx

@@ -15,6 +15,7 @@ loader the name was assigned from (same function, module, or ``self.attr`` in th
 from __future__ import annotations
 
 import ast
+import bisect
 
 from dllint.facts.context import FUNC_TYPES
 from dllint.facts.loops import loop_source, unwrap_iter
@@ -112,15 +113,33 @@ class _LoopScan:
     def _assigned(self, loop) -> set[str]:
         """Texts of containers (re)bound inside the loop body: they do not outlive an iteration."""
         out: set[str] = set()
-        for stmt in loop.body:
-            for node in self._walk(stmt):
-                if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for t in targets:
-                        for sub in ast.walk(t):
-                            if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Store):
-                                out.add(self.ctx.segment(sub, 200))
+        for node in self._assignments_in(loop):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Store):
+                        out.add(self.ctx.segment(sub, 200))
         return out
+
+    def _assignments_in(self, loop) -> list:
+        """The assignments of the loop's body (not in nested functions or classes): in a
+        function, the function's own assignments (recorded by type, in source order) between the
+        body's first and last positions, found by bisection (a training loop nests many loops in
+        thousands of lines); elsewhere by a walk of the body."""
+        ctx = self.ctx
+        scope = ctx.scope_of(loop)
+        if scope.kind != "function" or scope.by_type is None or not loop.body:
+            return [n for stmt in loop.body for n in self._walk(stmt) if isinstance(n, (ast.Assign, ast.AnnAssign))]
+        key = ("dl305-assignments", id(scope))
+        found = ctx._cache.get(key)
+        if found is None:
+            nodes = sorted(ctx.function_nodes(scope.node, ast.Assign, ast.AnnAssign), key=lambda n: (n.lineno, n.col_offset))
+            found = ctx._cache[key] = (nodes, [(n.lineno, n.col_offset) for n in nodes])
+        nodes, positions = found
+        first, last = loop.body[0], loop.body[-1]
+        lo = bisect.bisect_left(positions, (first.lineno, first.col_offset))
+        hi = bisect.bisect_right(positions, (last.end_lineno, last.end_col_offset))
+        return nodes[lo:hi]
 
     @staticmethod
     def _walk(node):
