@@ -38,6 +38,14 @@ CASES = {
             "files",
         )
     ],
+    "dl101/module_rebound_below": [
+        (
+            "fixed",
+            "module_rebound_below",
+            "(lambda r: open(r + '/../rebound_pairs.txt', 'w').write(''.join(f'left_{i} right_{i} {i % 2}\\n' for i in range(40))) and PairList(r + '/../rebound_pairs.txt'))(root)",
+            "lefts",
+        )
+    ],
     "dl101/speaker_maps": [
         (
             "fixed",

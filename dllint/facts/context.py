@@ -249,6 +249,10 @@ class FileContext:
         # them before the class statement binds its name, so they mean the earlier binding
         self._earlier: dict[ast.AST, Binding] = {}
         self._declared: set[str] = set()  # names some scope declares global / nonlocal
+        # module name -> [(where another kind of binding replaced it, the import / def / class
+        # it replaced)]: ``_in_force``
+        self._replaced: dict[str, list] = {}
+        self._at: ast.AST | None = None  # the node whose bindings are being recorded
         self.global_writers: dict[str, set[str]] = {}  # module name -> functions declaring it global
         # libraries' top-level names the project has modules of as well (Layout.shadowing)
         self.shadowed: frozenset[str] = frozenset()
@@ -294,6 +298,7 @@ class FileContext:
                         by_type[key].append(node)
             handler = visitors.get(kind)
             if handler is not None:
+                self._at = node
                 children = handler(self, node, parent, scope)
                 if children is not None:  # its own children, in order (a new scope)
                     stack.extend(reversed(children))
@@ -466,6 +471,10 @@ class FileContext:
             # but remember the earlier assignment values so nothing is claimed too strongly
             if binding.kind == "local":
                 binding.values = [None, *binding.values]
+            if scope is self.module_scope and old.kind in ("import", "def", "class") and self._at is not None:
+                # module code before this point still meant the old one (``_in_force``)
+                at = self._at
+                self._replaced.setdefault(name, []).append(((at.lineno, at.col_offset), old))
             scope.bindings[name] = binding
 
     def _bind_target(self, scope: Scope, target: ast.AST, value, comprehension: bool = False) -> None:
@@ -725,6 +734,8 @@ class FileContext:
                 if node.id in _BUILTINS:
                     return f"builtins.{node.id}"
                 return None
+            if binding.kind == "local" and node.id in self._replaced and binding is self.module_scope.bindings.get(node.id):
+                binding = self._in_force(node) or binding
             if binding.kind in ("import", "def", "class"):
                 return canonical(binding.qualname)
             if binding.kind == "local" and binding is self.module_scope.bindings.get(node.id):
@@ -736,6 +747,21 @@ class FileContext:
                 return None
             return canonical(f"{base}.{node.attr}")
         return None
+
+    def _in_force(self, node: ast.Name):
+        """The import, def or class a module-level name meant where module code runs it, when
+        the module rebinds the name only further down: ``import torch.utils.data as data``,
+        ``class Faces(data.Dataset)``, and in the ``__main__`` block ``for data in loader:``
+        (the class statement ran long before the loop). None when the use is in a function or
+        a loop (it may run after the rebinding), or a function declares the name global."""
+        if node.id in self._declared:
+            return None
+        for anc in self.ancestors(node):
+            if isinstance(anc, (*FUNC_TYPES, ast.Lambda, ast.For, ast.AsyncFor, ast.While)):
+                return None
+        here = (node.lineno, node.col_offset)
+        later = [(at, old) for at, old in self._replaced[node.id] if at > here]
+        return min(later, key=lambda pair: pair[0])[1] if later else None
 
     def call_name(self, call: ast.Call) -> str | None:
         return self.qualname(call.func)
