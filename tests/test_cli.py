@@ -145,12 +145,19 @@ def test_binary_empty_and_non_utf8_files(project):
     (project / "binary.py").write_bytes(b"Dataset\x00\x01\x02")
     (project / "latin.py").write_bytes(b"# no coding cookie\nname = '\xe9t\xe9'  # Dataset\n")
     (project / "cookie.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9t\xe9'  # Dataset\n")
+    # a codec a package registers at run time (future-fstrings) over UTF-8 bytes: analysed as UTF-8
+    (project / "fstrings.py").write_bytes(
+        b"# -*- coding: future_fstrings -*-\nimport torch.multiprocessing as mp\nmp.set_sharing_strategy('file_system')  # \xc3\xa9\n"
+    )
+    (project / "unknown.py").write_bytes(b"# -*- coding: no_such_codec -*-\nname = '\xe9'  # Dataset\n")
     (project / "a.py").write_text(BAD)
     code, out = run(".")
     assert code == 1
     assert "binary.py:1:1: DL000 cannot read file: binary file" in out
     assert "latin.py:1:1: DL000 cannot read file: cannot decode" in out
     assert "cookie.py" not in out  # a declared encoding is honoured
+    assert "fstrings.py:3:1: DL302" in out
+    assert "unknown.py:1:1: DL000 cannot read file: cannot decode" in out
     assert "empty.py" not in out
     assert "a.py:2:1: DL302" in out
 

@@ -42,12 +42,20 @@ _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 
 def decode_source(data: bytes) -> str:
-    """Decode like the interpreter does: a coding cookie or BOM, else UTF-8 (strict)."""
+    """Decode like the interpreter does: a coding cookie or BOM, else UTF-8 (strict). A cookie
+    naming a codec Python does not ship (``# -*- coding: future_fstrings -*-``: a package
+    registers it at run time to rewrite the source) over bytes that are valid UTF-8: the UTF-8
+    text, which is the program those codecs run on a current Python."""
     if b"\0" in data:
         raise ValueError("binary file (contains NUL bytes)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        if "unknown encoding" in str(exc):
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
         raise ValueError(f"cannot decode: not valid UTF-8 and no usable coding declaration ({exc})") from None
     try:
         text = data.decode(encoding)
