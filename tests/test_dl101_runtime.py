@@ -46,6 +46,14 @@ CASES = {
             "lefts",
         )
     ],
+    "dl101/base_init_filled_by_subclass": [
+        (
+            "fixed",
+            "base_init_filled_by_subclass",
+            "(lambda r: open(r + '/../base_init_pairs.txt', 'w').write(''.join(f'scene_{i}.ply scene_{i + 1}.ply\\n' for i in range(40))) and TextPairs('train', r + '/../base_init_pairs.txt'))(root)",
+            "files",
+        )
+    ],
     "dl101/speaker_maps": [
         (
             "fixed",

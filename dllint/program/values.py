@@ -856,10 +856,22 @@ class Values:
             fn = r.file.functions.get(r.cls.methods[name])
             if fn is None or fn.flow is None:
                 return True  # unknown: keep it
-            for kind, target, *_ in fn.flow.calls:
+            for kind, target, *rest in fn.flow.calls:
                 if (kind == "super" and target == name) or (kind == "super_from" and target[1] == name):
                     return True
+                if kind == "ref" and self._explicit_base_call(r, target, rest, name):
+                    return True
         return False
+
+    def _explicit_base_call(self, r, target: str, rest: list, name: str) -> bool:
+        """``Base.name(self, ...)`` in a method of ``r``: a base class of ``r`` (a project class in
+        its MRO) named with the method, ``self`` passed first, the pre-``super()`` way of running
+        a base constructor (``PairDataset.__init__(self, phase, config)``)."""
+        args = rest[0] if rest else ()
+        if not args or args[0] != ("self",) or not target.endswith("." + name):
+            return False
+        owner = self.resolve(target[: -len(name) - 1], r.file.root)
+        return isinstance(owner, ClassRef) and owner.key != r.key and any(b.key == owner.key for b in self.mro(r))
 
     def value(self, ir, env) -> Val:
         """Evaluate an IR node in an environment (Env)."""
