@@ -173,8 +173,8 @@ class FactStore:
 
     def scan(self, paths: list[str], triggers: Triggers, extract_as=None, encode: bool = False) -> dict[str, tuple] | None:
         """path -> (content hash, verdict, facts, cache file), the files read by worker processes;
-        None: no pool. ``extract_as`` (path -> (module, root, is_package), and the shadowed
-        library names): the files the triggers accept are analysed in the same pass, largest
+        None: no pool. ``extract_as`` (path -> (module, root, is_package), the shadowed
+        library names, path -> size in bytes): the files the triggers accept are analysed in the same pass, largest
         first (``paths`` in that order), their facts and, with ``encode``, their cache files
         returned; without it facts and cache files are None."""
         if len(paths) < SCAN_PARALLEL_THRESHOLD:
@@ -186,11 +186,20 @@ class FactStore:
             if results is None:
                 return None
             return {path: (digest, verdict, None, None) for chunk in results for path, digest, verdict in chunk}
-        names, shadowed = extract_as
-        # small chunks: a chunk now costs what its files' facts cost, not their bytes
-        size = max(4, min(32, len(paths) // (self.jobs * 32)))
-        rows = [(p, *names[p]) for p in paths]
-        chunks = [(rows[i : i + size], triggers, shadowed, self.loader_classes, encode) for i in range(0, len(rows), size)]
+        names, shadowed, sizes = extract_as
+        # chunks of about equal bytes (a large training script alone, small files together): a
+        # chunk now costs what its files' facts cost, and the largest come first, so that the
+        # workers finish together
+        budget = max(1, sum(sizes.get(p, 0) for p in paths) // (self.jobs * 24))
+        chunks, rows, held = [], [], 0
+        for p in paths:
+            rows.append((p, *names[p]))
+            held += sizes.get(p, 0)
+            if held >= budget or len(rows) >= 64:
+                chunks.append((rows, triggers, shadowed, self.loader_classes, encode))
+                rows, held = [], 0
+        if rows:
+            chunks.append((rows, triggers, shadowed, self.loader_classes, encode))
         results = self._map(_scan_extract_job, chunks, 1)
         if results is None:
             return None
@@ -550,7 +559,11 @@ class Engine:
         extract_as = None
         if names is not None:
             pending.sort(key=lambda p: -len(data[p]))  # largest first: the workers finish together
-            extract_as = ({p: (names[p].module, names[p].root, names[p].is_package) for p in pending}, names.shadowed)
+            extract_as = (
+                {p: (names[p].module, names[p].root, names[p].is_package) for p in pending},
+                names.shadowed,
+                {p: len(data[p]) for p in pending},
+            )
         found = self.store.scan(pending, self.triggers, extract_as, encode=self.cache is not None)
         if not found:
             return {}
