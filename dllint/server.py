@@ -116,7 +116,9 @@ class CachedFacts:
             self.cache.clear()
         return out
 
-    def scan(self, paths, triggers):
+    def scan(self, paths, triggers, extract_as=None, encode: bool = False):
+        """Verdicts only: facts the scan computed would pass by this cache (each run of the
+        session would analyse every accepted file again); ``compute`` serves them."""
         return self.store.scan(paths, triggers)
 
     def close(self) -> None:
