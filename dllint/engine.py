@@ -93,14 +93,16 @@ def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None, by
             # (a context that could not be built: the verdict as the compiler reads the file)
             out.append((path, digest, False, None, None))
             continue
-        blob = None
-        if encode:
-            try:
-                blob = serial.dumps(facts)
-            except (TypeError, ValueError, RecursionError):
-                blob = None
-        out.append((path, digest, True, facts, blob))
+        out.append((path, digest, True, facts, _encoded(facts) if encode else None))
     return out
+
+
+def _encoded(facts: FileFacts) -> bytes | None:
+    """The cache file of ``facts`` (``serial.dumps``), or None when they cannot be stored."""
+    try:
+        return serial.dumps(facts)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _extract_encode_job(args):
@@ -108,11 +110,7 @@ def _extract_encode_job(args):
     in the worker process, so the parent only writes the bytes (a cold run stores every file's
     facts: encoding them in the parent was a serial phase after the parallel one)."""
     facts = _extract_job(args)
-    try:
-        blob = serial.dumps(facts)
-    except (TypeError, ValueError, RecursionError):
-        blob = None
-    return facts, blob
+    return facts, _encoded(facts)
 
 
 class FactStore:
@@ -573,28 +571,24 @@ class Engine:
             if (entry[2] if entry is not None else content_hash(data[path])) != digest:
                 continue  # changed in between: decided from the bytes read here
             out[path] = verdict
-            if facts is not None:
-                self._prefetched[path] = (digest, extract_as[0][path], facts, blob, extract_as[1])
+            if facts is not None:  # (computed from the bytes held here: compared just above)
+                self._prefetched[path] = ((*extract_as[0][path], extract_as[1]), facts, blob)
             if entry is not None and self.cache is not None:
                 self.cache.set_verdict(entry, self.triggers.key, verdict)
         return out
 
     def _take_prefetched(self, items: list) -> tuple[dict[str, FileFacts], dict[str, bytes | None], list]:
         """(facts, cache files, the items still to compute): the facts ``_prescan`` computed for
-        these items (``items`` of ``_analyse``), when computed from the same bytes under the same
-        module name; each is handed out once."""
+        these items (``items`` of ``_analyse``), when computed under the same module name (from
+        the same bytes: ``_prescan`` keeps only those); each is handed out once."""
         facts: dict[str, FileFacts] = {}
         blobs: dict[str, bytes | None] = {}
         rest = []
         for item in items:
-            path, module, root, is_package, data, shadowed = item
+            path, module, root, is_package, _data, shadowed = item
             found = self._prefetched.pop(path, None)
-            if (
-                found is not None and found[1] == (module, root, is_package) and shadowed == found[4]
-                and found[0] == content_hash(data)
-            ):
-                facts[path] = found[2]
-                blobs[path] = found[3]
+            if found is not None and found[0] == (module, root, is_package, shadowed):
+                facts[path], blobs[path] = found[1], found[2]
             else:
                 rest.append(item)
         return facts, blobs, rest

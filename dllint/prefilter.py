@@ -94,7 +94,7 @@ class Triggers:
         return None
 
     def in_words(self, words: str) -> bool:
-        """Whether some code word (``code_words``, ``tree_words``) holds a trigger word."""
+        """Whether some code word (``code_words``, ``node_words``) holds a trigger word."""
         return any(w in words for w in self._code_text)
 
 
@@ -136,7 +136,7 @@ def node_words(ctx) -> str:
     for ann in nodes(ast.AnnAssign):
         if ctx.scope_of(ann).kind == "function":
             skip.update(id(n) for n in ast.walk(ann.annotation))
-    words = [n.id for n in nodes(ast.Name) if id(n) not in skip] if skip else [n.id for n in nodes(ast.Name)]
+    words = [n.id for n in nodes(ast.Name) if id(n) not in skip]
     words += [n.attr for n in nodes(ast.Attribute) if id(n) not in skip]
     words += [n.value for n in nodes(ast.Constant) if type(n.value) is str and _is_word_string(n.value) and id(n) not in skip]
     words += [n.arg for n in nodes(ast.keyword) if n.arg is not None]

@@ -8,6 +8,7 @@ Every rule's ``extract`` receives a FileContext and returns plain data.
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import re
 from collections import defaultdict
@@ -602,7 +603,7 @@ class FileContext:
     def function_nodes(self, fn_node: ast.AST, *kinds: type) -> "list[ast.AST] | tuple":
         """The nodes of the given types in ``walk_function(fn_node)``, in the same order (a shared
         list: not to be changed). One type, or one of the sets in ``COMBINED_KINDS``, is a list
-        recorded during the visit; other sets are read off the function's nodes."""
+        recorded during the visit; other sets are read off the function's nodes once."""
         scope = self._scope_of_node.get(id(fn_node))
         if scope is None or scope.kind != "function" or scope.by_type is None:
             return [n for n in self.walk_function(fn_node) if type(n) in kinds]
@@ -611,7 +612,26 @@ class FileContext:
         if len(kinds) == 1 or key in _COMBINED:
             found = by_type.get(key)
             return found if found is not None else ()
-        return [n for n in scope.body_nodes if type(n) in kinds]
+        memo_key = ("function-nodes", id(fn_node), key)
+        found = self._cache.get(memo_key)
+        if found is None:
+            found = self._cache[memo_key] = [n for n in scope.body_nodes if type(n) in kinds]
+        return found
+
+    def function_nodes_within(self, fn_node: ast.AST, kinds: tuple, first: ast.AST, last: ast.AST) -> list[ast.AST]:
+        """``function_nodes(fn_node, *kinds)`` from the start of ``first`` to the end of ``last``
+        (statements of the function, in source order), found by bisection on their positions
+        (computed once per function and kinds): a training loop nests many loops in thousands of
+        lines."""
+        memo_key = ("function-nodes-at", id(fn_node), frozenset(kinds))
+        found = self._cache.get(memo_key)
+        if found is None:
+            nodes = sorted(self.function_nodes(fn_node, *kinds), key=lambda n: (n.lineno, n.col_offset))
+            found = self._cache[memo_key] = (nodes, [(n.lineno, n.col_offset) for n in nodes])
+        nodes, positions = found
+        lo = bisect.bisect_left(positions, (first.lineno, first.col_offset))
+        hi = bisect.bisect_right(positions, (last.end_lineno, last.end_col_offset))
+        return nodes[lo:hi]
 
     def all_nodes(self) -> list[ast.AST]:
         """Every node of the module (source pre-order), recorded once and shared by every rule."""
@@ -973,14 +993,10 @@ class FileContext:
             return outer
         key, arm = test
         slot = self._slot(stmt)
-        if slot is None:
+        if slot is None or slot[0] not in (id(parent.body), id(parent.orelse)):
             return outer
-        if slot[0] == id(parent.body):
-            pass
-        elif slot[0] == id(parent.orelse):
+        if slot[0] == id(parent.orelse):
             arm = not arm
-        else:
-            return outer
         if outer.get(key) is arm:
             return outer
         return {**outer, key: arm}

@@ -56,7 +56,7 @@ def _root(node) -> ast.Name:
     return node
 
 
-_DICT_CHANGES = frozenset({ast.Assign, ast.Delete, ast.Call})  # what ``_name_dict`` follows
+_DICT_CHANGES = (ast.Assign, ast.Delete, ast.Call)  # what ``_name_dict`` follows
 
 
 class OptionSources:
@@ -161,14 +161,11 @@ class OptionSources:
     def _dict_changes(self, fn_node) -> list:
         """The nodes of a function (or the module) that can bind or change a dict (assignments,
         deletions, calls), in source order: the only ones ``_name_dict`` looks at (a training
-        script's ``main`` holds thousands of others; computed once per function and file)."""
+        script's ``main`` holds thousands of others; listed once per function)."""
         ctx = self.ctx
-        key = ("dict-changes", id(fn_node))
-        found = ctx._cache.get(key)
-        if found is None:
-            body = ctx.walk_function(fn_node) if isinstance(fn_node, FUNCS) else ctx.all_nodes()
-            found = ctx._cache[key] = [n for n in body if type(n) in _DICT_CHANGES]
-        return found
+        if isinstance(fn_node, FUNCS):
+            return ctx.function_nodes(fn_node, *_DICT_CHANGES)
+        return [n for n in ctx.all_nodes() if type(n) in _DICT_CHANGES]
 
     def _self_dict(self, node: ast.Attribute, depth: int) -> dict[str, list] | None:
         ctx = self.ctx

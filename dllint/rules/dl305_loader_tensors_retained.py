@@ -15,7 +15,6 @@ loader the name was assigned from (same function, module, or ``self.attr`` in th
 from __future__ import annotations
 
 import ast
-import bisect
 
 from dllint.facts.context import FUNC_TYPES
 from dllint.facts.loops import loop_source, unwrap_iter
@@ -123,23 +122,13 @@ class _LoopScan:
 
     def _assignments_in(self, loop) -> list:
         """The assignments of the loop's body (not in nested functions or classes): in a
-        function, the function's own assignments (recorded by type, in source order) between the
-        body's first and last positions, found by bisection (a training loop nests many loops in
-        thousands of lines); elsewhere by a walk of the body."""
+        function, its own assignments between the body's first and last positions
+        (``FileContext.function_nodes_within``); elsewhere by a walk of the body."""
         ctx = self.ctx
         scope = ctx.scope_of(loop)
         if scope.kind != "function" or scope.by_type is None or not loop.body:
             return [n for stmt in loop.body for n in self._walk(stmt) if isinstance(n, (ast.Assign, ast.AnnAssign))]
-        key = ("dl305-assignments", id(scope))
-        found = ctx._cache.get(key)
-        if found is None:
-            nodes = sorted(ctx.function_nodes(scope.node, ast.Assign, ast.AnnAssign), key=lambda n: (n.lineno, n.col_offset))
-            found = ctx._cache[key] = (nodes, [(n.lineno, n.col_offset) for n in nodes])
-        nodes, positions = found
-        first, last = loop.body[0], loop.body[-1]
-        lo = bisect.bisect_left(positions, (first.lineno, first.col_offset))
-        hi = bisect.bisect_right(positions, (last.end_lineno, last.end_col_offset))
-        return nodes[lo:hi]
+        return ctx.function_nodes_within(scope.node, (ast.Assign, ast.AnnAssign), loop.body[0], loop.body[-1])
 
     @staticmethod
     def _walk(node):
