@@ -94,6 +94,14 @@ CASES = {
     "dl101/loader_helper_sites": [("fixed", "loader_helper_sites", "Extra(root)", "files")],
     "dl101/random_split": [("fixed", "random_split", "Names(root)", "samples")],
     "dl101/shadowed_base": [("fixed", "shadowed_base", "Dataset(root, exts=('txt',))", "paths")],
+    "dl101/property_split_tuple": [
+        (
+            "unsafe-fixed",
+            "property_split_tuple",
+            "Examples([{'image': f'{root}/{k}.jpg', 'caption': f'caption {k}'} for k in range(40)], {'image': None, 'caption': None})",
+            "examples",
+        )
+    ],
     "dl101/base_samples_walked": [("unsafe-fixed", "base_samples_walked", "Sequences(__import__('glob').glob(root + '/*.txt'))", "paths")],
     # (tqdm: tests/runtime_stubs/tqdm.py when it is not installed) an image list and captions
     "dl101/progress_bar_loops": [

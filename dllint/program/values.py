@@ -605,6 +605,16 @@ class Values:
                 p for ret, ret_env in self._method_returns(ir[1], env, depth, seen)
                 for p in self._tuple_items(ret, ret_env, depth + 1, seen)
             ]
+        if ir[0] in ("a", "s"):
+            # ``train, val = corpus.splits`` of a ``@property`` returning a tuple of Datasets
+            owners, attr = self._attr_owners(ir, env, depth, seen)
+            out = []
+            for cls in owners:
+                prop = self.find_method(cls, attr)
+                if prop is not None and is_property(prop.fn) and prop.fn.flow is not None:
+                    prop_env = Env(prop.file, prop, cls)
+                    out.extend(p for ret in prop.fn.flow.returns for p in self._tuple_items(ret, prop_env, depth + 1, seen))
+            return out
         return []
 
     def _method_returns(self, func, env, depth, seen) -> list:
