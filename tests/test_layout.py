@@ -170,6 +170,47 @@ def test_a_module_of_a_folder_without_init_imports_from_the_scripts_folder_above
     assert "exp/votenet/lib/trainer.py:7:14: DL301" in out, out
 
 
+def test_a_package_imported_by_its_bare_name_from_a_script_folder_inside_the_package_root(tmp_path):
+    """RCAN: `code/` holds `main.py` and a stray `code/__init__.py`, so the package root of
+    `code/data/div2k.py` is above `code/`; `python main.py` puts `code/` first on sys.path and
+    `from data import base` there is `code/data/base.py`. The one module of the same package
+    root whose name ends with the import is taken; two are ambiguous; a library's name is not
+    taken for a project folder."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "sr/code/__init__.py": "",
+            "sr/code/main.py": """
+                from torch.utils.data import DataLoader
+                from data.div2k import DIV2K
+
+                loader = DataLoader(DIV2K(), num_workers=4)
+                for batch in loader:
+                    pass
+            """,
+            "sr/code/data/__init__.py": "",
+            "sr/code/data/base.py": CUDA_DATA,
+            "sr/code/data/div2k.py": "from data import base\n\n\nclass DIV2K(base.Images):\n    pass\n",
+            "sr/code/datasets/__init__.py": "",
+            "sr/code/twice/__init__.py": "",
+            "sr/code/twice/a/__init__.py": "",
+            "sr/code/twice/a/common.py": "",
+            "sr/code/twice/b/__init__.py": "",
+            "sr/code/twice/b/common.py": "",
+        },
+    )
+    layout = Layout(str(tmp_path), {str(p) for p in tmp_path.rglob("*.py")})
+    root = str(tmp_path / "sr")
+    assert layout.find("data.base", root) == str(tmp_path / "sr/code/data/base.py")
+    assert layout.find("data", root) == str(tmp_path / "sr/code/data/__init__.py")
+    assert layout.find("common", root) is AMBIGUOUS
+    assert layout.find("datasets", root) is None  # the library, not sr/code/datasets
+    assert layout.find("data.base", str(tmp_path / "elsewhere")) is None  # another root's files are not taken so
+    code, out = run_dllint(tmp_path, ["check", "--select", "DL301", "--target-version", "py311", "-q", "."])
+    assert "sr/code/main.py:4:10: DL301" in out, out
+
+
 def test_a_library_import_is_not_taken_for_a_project_subpackage_with_the_same_tail(tmp_path):
     """`import lightning.pytorch as pl` in a project whose package `nemo` holds
     `lightning/pytorch/` (NeMo): the library, not `nemo.lightning.pytorch`. Matching a dotted

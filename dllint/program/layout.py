@@ -138,6 +138,7 @@ class Layout:
         self._find_memo: dict[tuple[str, str], object] = {}
         self._dirs: set[str] | None = None
         self._script_dirs: set[str] | None = None
+        self._by_suffix: tuple[dict, dict[str, list[str]]] | None = None  # ``_inside_root``
         # (where, path end, folder of the file adding it) of the folders project files put on
         # sys.path (dllint/facts/syspath.py)
         self.search_tails: set[tuple[str, tuple[str, ...], str]] = set()
@@ -429,6 +430,28 @@ class Layout:
                 return None
         return None
 
+    def _inside_root(self, module: str, file_root: str):
+        """``from data import srdata`` in ``code/data/div2k.py`` of a package whose root is above
+        ``code/`` (a stray ``code/__init__.py``): no root holds ``data``, but ``python main.py``
+        in ``code/`` puts that folder first on ``sys.path``. The one file of the same package
+        root whose module name ends with the imported name (``code.data.srdata``); AMBIGUOUS for
+        several; None for none, or for the name of a library or the standard library (a folder
+        named so inside a package is not what ``import datasets`` loads)."""
+        if module.split(".", 1)[0] in LIBRARY_ROOTS:
+            return None
+        by_module = self.by_module()
+        if self._by_suffix is None or self._by_suffix[0] is not by_module:
+            index: dict[str, list[str]] = {}
+            for name, paths in by_module.items():
+                parts = name.split(".")
+                for k in range(1, len(parts)):
+                    index.setdefault(".".join(parts[k:]), []).extend(paths)
+            self._by_suffix = (by_module, index)
+        found = [p for p in self._by_suffix[1].get(module, ()) if str(self.name(p).root) == str(file_root)]
+        if len(found) == 1:
+            return found[0]
+        return AMBIGUOUS if found else None
+
     def _fallback(self, module: str, file_root: str | None):
         """No root holds the module: one project file that provides it, or AMBIGUOUS; else the
         nearest folder of scripts above the file's own root that holds it by path (``lib/trainer.py``, a
@@ -445,6 +468,9 @@ class Layout:
             return AMBIGUOUS
         if file_root is None:
             return None
+        inner = self._inside_root(module, file_root)
+        if inner is not None:
+            return inner
         parts = module.split(".")
         top = os.path.abspath(self.root)
         folder = os.path.dirname(os.path.abspath(str(file_root)))
