@@ -269,6 +269,7 @@ CASES = {
             "clip_names",
         )
     ],
+    "projects/dl101_registry_builder": [("fixed", "dataset.text", "TextLines(root)", "paths")],
     "projects/dl101_loader_subclass_elsewhere": [
         (
             "unsafe-fixed",

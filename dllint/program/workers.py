@@ -241,11 +241,18 @@ class Workers:
         own = not self.importers(ref.file.path) and not self._package_fragment(ref.file)
         root = self.layout.root
         outside_tests = not is_test_path(ref.file.path, root)
-        return [
+        found = [
             ld for ld in (self.for_class(ld, ref) for ld in self.loaders_using(ref))
             if not ((ld.self_test or (outside_tests and is_test_path(ld.file.path, root))) and ld.workers == "no")
             or (own and ld.file.path == ref.file.path)
         ]
+        if found and outside_tests:
+            # a loader given an instance of a class computed at run time (``dataset.__dict__[
+            # cfg.type](**param)``) may be given this one too: a debugging script's loader without
+            # workers does not decide alone (PSENet's ``check_dataloader.py`` beside ``train.py``)
+            # (one whose classes the model names, ``{"a": A}[key](...)``, gives those only)
+            found += [ld for ld in self._runtime_class_loaders if not ld.datasets and ld not in found]
+        return found
 
     def _package_fragment(self, facts) -> bool:
         """A package module whose relative imports name modules of its package that are not
@@ -280,17 +287,28 @@ class Workers:
             return bool(sites) and not any(self._handed_on(*site) for site in sites)
 
     @cached_property
-    def _loader_builds_runtime_class(self) -> bool:
-        """A loader is given an instance of a class the code computes at run time: ``Feeder =
+    def _runtime_class_loaders(self) -> list:
+        """The loaders given an instance of a class the code computes at run time: ``Feeder =
         import_class(cfg.feeder)`` then ``DataLoader(dataset=Feeder(**args))``,
         ``getattr(datasets, name)(root)``, ``DATASETS[name](root)``. Any project Dataset may be
         the one it builds (the helper that imports by name may be out of sight)."""
+        out = []
         for loader in self.loaders:
             ir = loader.call.args_ir.get("dataset")
             flow = self._call_env(loader.file, loader.call).flow if ir is not None else None
-            if flow is not None and _runtime_class_instance(ir, flow):
-                return True
-        return False
+
+            def callee_flow(name, root=loader.file.root):
+                with self.quietly():
+                    found = self.resolve(name, root)
+                return found.fn.flow if isinstance(found, FuncRef) and found.fn.cls is None else None
+
+            if flow is not None and _runtime_class_instance(ir, flow, 0, callee_flow):
+                out.append(loader)
+        return out
+
+    @property
+    def _loader_builds_runtime_class(self) -> bool:
+        return bool(self._runtime_class_loaders)
 
     def kept_in_main_process(self, ref: ClassRef) -> bool:
         """A class no loader uses whose every instance the project builds outside its test suite
@@ -464,19 +482,24 @@ class Workers:
         return names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
 
 
-def _runtime_class_instance(ir, flow, depth: int = 0) -> bool:
+def _runtime_class_instance(ir, flow, depth: int = 0, callee_flow=None) -> bool:
     """``ir`` (in ``flow``) builds an instance of a class computed at run time: a call of a call's
     result or of a subscript (``import_class(name)(...)``, ``REGISTRY[name](...)``), also through
-    locals (``Feeder = import_class(name)``; ``ds = Feeder(...)``)."""
+    locals (``Feeder = import_class(name)``; ``ds = Feeder(...)``) and the returns of a project
+    function called so (``build_data_loader(cfg)`` returning ``dataset.__dict__[cfg.type](**param)``;
+    ``callee_flow``: the flow of the project function a qualified name names, or None)."""
     if not isinstance(ir, tuple) or not ir or depth > 3:
         return False
     if ir[0] == "n":
-        return any(_runtime_class_instance(v, flow, depth + 1) for v in flow.locals.get(ir[1], ()))
+        return any(_runtime_class_instance(v, flow, depth + 1, callee_flow) for v in flow.locals.get(ir[1], ()))
     if ir[0] != "c":
         return False
     callee = ir[1]
     if callee[0] in ("c", "i"):
         return True
+    if callee[0] == "g" and callee_flow is not None:
+        inner = callee_flow(callee[1])
+        return inner is not None and any(_runtime_class_instance(r, inner, depth + 1, callee_flow) for r in inner.returns)
     if callee[0] == "n":
         values = flow.locals.get(callee[1], ())
         return bool(values) and all(isinstance(v, tuple) and v and v[0] in ("c", "i") for v in values)
