@@ -64,8 +64,8 @@ BOUNDED_WORDS = frozenset(
     }
 )
 _MAP_NAME = re.compile(
-    r"(^|_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset|ans|answer|spk|speaker|lang|language)s?(2|_to_)(id|idx|ix|index|label|name|class|classid|cls|cat|category|ans|answer)s?$"
-    r"|(^|_)(id|idx|ix)(2|_to_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset|ans|answer|spk|speaker|lang|language)s?$"
+    r"(^|_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset|ans|answer|spk|speaker|lang|language)s?(2|_to_)(id|idx|ix|index|wid|tid|aid|cid|lid|label|name|class|classid|cls|cat|category|ans|answer)s?$"
+    r"|(^|_)(id|idx|ix|wid|tid|aid|cid|lid)(2|_to_)(label|class|classname|cls|cat|word|token|char|tag|wnid|synset|ans|answer|spk|speaker|lang|language)s?$"
     r"|^(label|class|cls|char|word|token|tag)s?_(map|mapping)$"  # labels_map, char_map: the whole name
 )
 
