@@ -1007,7 +1007,15 @@ def is_dataclass(ctx, node) -> bool:
                 if kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
                     return False
         return True
-    return False
+    # a project decorator that makes the class a dataclass (pytorch3d's ``@expand_args_fields``
+    # calls ``dataclasses.dataclass``): its fields say so, ``images: List[Tensor] = field()`` (a
+    # ``dataclasses.field`` is nothing outside a dataclass)
+    return bool(node.decorator_list) and any(
+        type(stmt) is ast.AnnAssign
+        and type(stmt.value) is ast.Call
+        and ctx.qualname(stmt.value.func) == "dataclasses.field"
+        for stmt in node.body
+    )
 
 
 def dataclass_fields(ctx, info, depth: int = 0) -> dict | None:
