@@ -801,6 +801,8 @@ class FlowBuilder:
         scope = ctx.scope_of(node)
         binding = ctx.lookup(ident, scope)
         if binding is None:
+            if ident == "__file__":
+                return ("g", "__file__")  # the module's own file: paths beside the code (values ``_shipped``)
             qual = ctx.qualname(node) or self._star_global(node)
             if qual is None and ident in ctx.global_writers:
                 return ("g", f"{ctx.module}.{ident}")  # a module variable only functions assign (``global``)

@@ -270,6 +270,12 @@ PATH_LISTING_METHODS = {"glob": "`Path.glob`", "rglob": "`Path.rglob`", "iterdir
 OPENERS = frozenset(
     {"builtins.open", "io.open", "codecs.open", "gzip.open", "bz2.open", "lzma.open", "smart_open.open", "fsspec.open"}
 )
+# path functions whose result lies under their first argument (``_shipped``)
+SHIPPED_PATH_CALLS = frozenset({
+    "os.path.join", "os.path.dirname", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+    "pathlib.Path", "pathlib.PurePath", "builtins.str", "os.fspath", "builtins.open", "io.open",
+})
+
 RECORD_LOADERS = {
     "json.load": "records of a json file",
     "json.loads": "records of a json string",
@@ -1226,6 +1232,52 @@ class Values:
             return val("ext", detail=canonical(found) or found)
         return val("module")
 
+    def _shipped(self, ir, env, depth: int = 0, row: int | None = None) -> bool:
+        """``ir`` names a path under the module's own folder, or a file opened there: built from
+        ``__file__`` (``os.path.dirname(__file__)``, ``Path(__file__).resolve().parent / "x.json"``,
+        a module constant holding one, a local, ``open`` of one). Every assignment of a name
+        must be such a path."""
+        if not isinstance(ir, tuple) or not ir or depth > 8:
+            return False
+        tag = ir[0]
+        if tag == "g":
+            if ir[1] == "__file__":
+                return True
+            mod, _, name = ir[1].rpartition(".")
+            facts = env.facts if mod == env.facts.module else self.module(mod, env.facts.root) if mod else None
+            if facts is None or facts.flow is None or not facts.flow.locals.get(name):
+                return False
+            module_env = Env(facts, None, None)
+            return all(self._shipped(v, module_env, depth + 1) for v in facts.flow.locals[name])
+        if tag in ("n", "nk"):
+            flow = env.flow
+            values = list(flow.locals.get(ir[1], ())) if flow is not None else []
+            killed = ir[2] if tag == "nk" and len(ir) > 2 else ()
+            values = [v for i, v in enumerate(values) if i not in killed]
+            if row is not None:
+                # ``fh`` of several ``with open(...) as fh:`` blocks: those opened before the use
+                # (a later one reaches it only through a loop around both)
+                before = [v for v in values if (_ir_row(v) or 0) <= row]
+                values = before or values
+            return bool(values) and all(self._shipped(v, env, depth + 1) for v in values)
+        if tag == "with":
+            return self._shipped(ir[1], env, depth + 1)
+        if tag == "b" and ir[1] in ("/", "+"):
+            return self._shipped(ir[2], env, depth + 1)  # dir / "x.json", dir + "/x.json"
+        if tag == "a" and ir[2] in ("parent", "parents"):
+            return self._shipped(ir[1], env, depth + 1)
+        if tag == "i":  # Path(__file__).parents[1]
+            return self._shipped(ir[1], env, depth + 1)
+        if tag == "c" and ir[2]:
+            func = ir[1]
+            if func[:1] == ("g",) and func[1] in SHIPPED_PATH_CALLS:
+                return self._shipped(ir[2][0], env, depth + 1)
+            if func[:1] == ("a",) and func[2] in ("resolve", "absolute", "joinpath", "expanduser"):
+                return self._shipped(func[1], env, depth + 1)
+        if tag == "c" and ir[1][:1] == ("a",) and ir[1][2] in ("resolve", "absolute"):
+            return self._shipped(ir[1][1], env, depth + 1)
+        return False
+
     def _module_variable(self, qual: str, root, depth) -> Val | None:
         """``pkg.config.FILES`` (or a name of this module) assigned at module level."""
         mod, _, name = qual.rpartition(".")
@@ -1765,6 +1817,11 @@ class Values:
         if qual in SAMPLE_WALKS:
             pair = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), val("int", size=BOUNDED)), size=BOUNDED)
             return container("list", pair, DATA, ((SAMPLE_WALKS[qual], *where),), detail=qual)
+        if (qual in OPENERS or qual in RECORD_LOADERS or qual in CSV_READERS) and args and self._shipped(args[0], env, 0, where[1]):
+            # a file beside the code (``os.path.join(os.path.dirname(__file__), "classes.json")``):
+            # it ships with the package, whatever the data is
+            shipped = (("a file shipped with the code (a path from `__file__`)", *where),)
+            return val("file" if qual in OPENERS else "records", size=BOUNDED, why=shipped)
         if qual in OPENERS or qual.endswith(".open") and qual.rsplit(".", 2)[-2] in ("PathManager", "g_pathmgr", "fs", "gfile", "io", "pathmgr", "path_manager", "fileio", "bf"):
             mode = self._arg(args, kwargs, 1, "mode", env, depth)
             binary = mode is not None and "b" in (mode.detail or "")
@@ -2287,6 +2344,15 @@ class Values:
                 size, why = EMPTY, ()  # ``d[k] = f(d[k])``: rewrites an entry, adds none
             return join(current, Val(kinds, elem=v, key=k, size=size, why=why))
         return current
+
+
+def _ir_row(ir) -> int | None:
+    """The row of a call an assignment's IR makes (``("c", ..., row)``, also inside ``with``)."""
+    if isinstance(ir, tuple) and ir and ir[0] == "with" and len(ir) > 1:
+        ir = ir[1]
+    if isinstance(ir, tuple) and len(ir) >= 5 and ir[0] == "c" and isinstance(ir[4], int):
+        return ir[4]
+    return None
 
 
 def _whole_file(v) -> bool:
