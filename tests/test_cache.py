@@ -33,7 +33,7 @@ def age(root: Path, seconds: float = 10) -> None:
         os.utime(p, (past, past))
 
 
-def analyse(root: Path, cache_dir: Path | None):
+def analyse(root: Path, cache_dir: Path | None, jobs: int = 1):
     from dllint.cache import FactCache
     from dllint.commands.check import enabled_codes, load_configuration
     from dllint.config import Overrides
@@ -42,7 +42,7 @@ def analyse(root: Path, cache_dir: Path | None):
 
     settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
     cache = FactCache(str(cache_dir)) if cache_dir else None
-    engine = Engine(settings, project_root, jobs=1, cache=cache)
+    engine = Engine(settings, project_root, jobs=jobs, cache=cache)
     targets = discover([str(root)], project_root, settings.all_excludes, settings.respect_gitignore)
     return engine.analyse(targets, enabled_codes(settings)), cache
 
@@ -104,6 +104,23 @@ def test_warm_run_reads_only_what_it_needs(tmp_path):
     assert read_analysed <= with_findings | {str(touched)} and str(touched) in again.sources
     assert with_findings <= set(again.sources)
     assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in cold.diagnostics]
+
+
+def test_a_cold_parallel_run_stores_every_analysed_files_facts(tmp_path):
+    """A cold run with worker processes scans and analyses most files in them, then has them
+    encode and store those facts while it plans (``FactStore.store_later``): a warm run finds
+    every analysed file's facts, equal to a run's without a cache."""
+    generate(str(tmp_path), seed=3, files=300)
+    age(tmp_path)
+    cache_dir = tmp_path / "c"
+    cold, cache = analyse(tmp_path, cache_dir, jobs=2)
+    assert cache.misses > 0 and cache.hits == 0
+    warm, cache = analyse(tmp_path, cache_dir)
+    assert cache.misses == 0 and cache.hits == cold.analysed
+    plain, _ = analyse(tmp_path, None)
+    for path, facts in plain.project.files.items():
+        assert serial.same_facts(facts, warm.project.files[path]), path
+    assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in cold.diagnostics] == [d.sort_key() for d in plain.diagnostics]
 
 
 def test_same_size_edit_in_the_same_tick_is_seen(tmp_path):
