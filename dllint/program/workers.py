@@ -257,7 +257,7 @@ class Workers:
             # cfg.type](**param)``) may be given this one too: a debugging script's loader without
             # workers does not decide alone (PSENet's ``check_dataloader.py`` beside ``train.py``)
             # (one whose classes the model names, ``{"a": A}[key](...)``, gives those only)
-            found += [ld for ld in self._runtime_class_loaders if not ld.datasets and ld not in found]
+            found += [ld for ld in self._named_class_loaders if not ld.datasets and ld not in found]
         return found
 
     def _package_fragment(self, facts) -> bool:
@@ -294,6 +294,16 @@ class Workers:
 
     @cached_property
     def _runtime_class_loaders(self) -> list:
+        return self._loaders_of_runtime_classes(False)
+
+    @cached_property
+    def _named_class_loaders(self) -> list:
+        """The loaders given an instance of a class looked up by name at run time, in the
+        strict sense: a registry's entry, ``getattr(module, name)``, a class-importing helper's
+        result (``import_class(name)(...)``), also returned by a project function."""
+        return self._loaders_of_runtime_classes(True)
+
+    def _loaders_of_runtime_classes(self, strict: bool) -> list:
         """The loaders given an instance of a class the code computes at run time: ``Feeder =
         import_class(cfg.feeder)`` then ``DataLoader(dataset=Feeder(**args))``,
         ``getattr(datasets, name)(root)``, ``DATASETS[name](root)``. Any project Dataset may be
@@ -308,7 +318,7 @@ class Workers:
                     found = self.resolve(name, root)
                 return found.fn.flow if isinstance(found, FuncRef) and found.fn.cls is None else None
 
-            if flow is not None and _runtime_class_instance(ir, flow, 0, callee_flow):
+            if flow is not None and _runtime_class_instance(ir, flow, 0, callee_flow if strict else None, strict):
                 out.append(loader)
         return out
 
@@ -488,7 +498,7 @@ class Workers:
         return names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
 
 
-def _runtime_class_instance(ir, flow, depth: int = 0, callee_flow=None) -> bool:
+def _runtime_class_instance(ir, flow, depth: int = 0, callee_flow=None, strict: bool = False) -> bool:
     """``ir`` (in ``flow``) builds an instance of a class computed at run time: a call of a call's
     result or of a subscript (``import_class(name)(...)``, ``REGISTRY[name](...)``), also through
     locals (``Feeder = import_class(name)``; ``ds = Feeder(...)``) and the returns of a project
@@ -497,7 +507,7 @@ def _runtime_class_instance(ir, flow, depth: int = 0, callee_flow=None) -> bool:
     if not isinstance(ir, tuple) or not ir or depth > 3:
         return False
     if ir[0] == "n":
-        return any(_runtime_class_instance(v, flow, depth + 1, callee_flow) for v in flow.locals.get(ir[1], ()))
+        return any(_runtime_class_instance(v, flow, depth + 1, callee_flow, strict) for v in flow.locals.get(ir[1], ()))
     if ir[0] != "c":
         return False
     callee = ir[1]
@@ -505,9 +515,16 @@ def _runtime_class_instance(ir, flow, depth: int = 0, callee_flow=None) -> bool:
         return True
     if callee[0] == "g" and callee_flow is not None:
         inner = callee_flow(callee[1])
-        return inner is not None and any(_runtime_class_instance(r, inner, depth + 1, callee_flow) for r in inner.returns)
+        return inner is not None and any(_runtime_class_instance(r, inner, depth + 1, callee_flow, strict) for r in inner.returns)
     if callee[0] == "n":
         values = flow.locals.get(callee[1], ())
+        if strict:
+            # a class looked up by name (``Feeder = DATASETS[name]``, ``getattr(module, name)``),
+            # not any object made by a call (``transform = AddReverse()``, then ``transform(g)``)
+            return bool(values) and all(
+                isinstance(v, tuple) and v and (v[0] == "i" or (v[0] == "c" and v[1] == ("g", "builtins.getattr")))
+                for v in values
+            )
         return bool(values) and all(isinstance(v, tuple) and v and v[0] in ("c", "i") for v in values)
     return False
 
