@@ -191,10 +191,14 @@ class SampleUses:
                 for w in writes:
                     how, ir, loops = w[0], w[1], w[4]
                     grouped = how in ("setitem-append", "setitem-extend")
+                    # (keyed by each record's own identifier: one entry per record, even when
+                    # looked up with ``in``)
+                    by_id = how == "setitem" and ir[0] == "kv" and _record_id_key(ir[1], fn.fn.flow)
                     if how in ("append", "extend", "+=") or grouped:
                         # (``self.by_label[y].append(i)``: a few keys, their lists as long as the source)
                         walked = loops[:1]
-                    elif how == "setitem" and loops and ir[0] == "kv" and self._int_key(ir[1], fn, ref):
+                    elif how == "setitem" and loops and ir[0] == "kv" and (by_id or self._int_key(ir[1], fn, ref)):
+                        # (an int key, or each walked record's own identifier: one entry per record)
                         walked = loops[:1]
                     elif how == "=" and ir[0] == "C" and ir[1] in ("list", "dict", "set") and ir[3]:
                         if ir[1] == "set" or (ir[1] == "dict" and not self._int_key(ir[2][1], fn, ref)):
@@ -211,7 +215,7 @@ class SampleUses:
                         if table is not None and self._sample_table(ref, *table):
                             source = table[0]
                     # (a membership test of a grouping dict asks for its keys, not its entries)
-                    if source is not None and source != attr and (grouped or not self._membership_tested(ref, attr)):
+                    if source is not None and source != attr and (grouped or by_id or not self._membership_tested(ref, attr)):
                         out.setdefault(attr, []).append((source, fn.fn.name, w[2]))
         memo[ref.key] = out
         return out
@@ -676,13 +680,33 @@ def _walked_table(loop) -> tuple[str, str] | None:
 
 def _walked(loop, tag: str) -> str | None:
     """The attribute (``tag`` "s") or parameter ("p") a loop walks: ``self.anns``,
-    ``enumerate(self.anns)``, ``tqdm(self.anns)``, ``zip(self.anns, ...)`` (its first iterable)."""
+    ``enumerate(self.anns)``, ``tqdm(self.anns)``, ``zip(self.anns, ...)`` (its first iterable),
+    ``range(len(self.anns))`` (its indexes: one step per element)."""
     if loop[0] == "c" and loop[1][0] == "g" and (loop[1][1] in _SAME_LENGTH or loop[1][1] == "builtins.zip"):
         if loop[2]:
             loop = loop[2][0]
         else:  # tqdm(iterable=self.anns, total=n)
             loop = next((v for k, v in loop[3] if k == "iterable"), loop)
+    if loop[0] == "c" and loop[1] == ("g", "builtins.range") and loop[2] and not loop[3]:
+        last = loop[2][-1] if len(loop[2]) <= 2 and (len(loop[2]) == 1 or loop[2][0] == ("k", 0)) else None
+        if isinstance(last, tuple) and last[:2] == ("c", ("g", "builtins.len")) and len(last[2]) == 1:
+            loop = last[2][0]
     return loop[1] if loop[0] == tag else None
+
+
+def _record_id_key(key, flow) -> bool:
+    """A dict key that is a walked record's own identifier (``self.seen[rec["question_id"]] = True``,
+    also through a local: ``qid = recs[i]["question_id"]``)."""
+    if key[:1] in (("n",), ("nk",)) and flow is not None:
+        values = flow.locals.get(key[1], ())
+        if len(values) != 1:
+            return False
+        key = values[0]
+    if key[0] == "i" and len(key) > 2 and key[2][0] == "k" and isinstance(key[2][1], str):
+        return _identifier(key[2][1])
+    if key[0] == "a" and len(key) > 2 and isinstance(key[2], str):
+        return _identifier(key[2])
+    return False
 
 
 # the methods that serve a sample or count them
