@@ -270,7 +270,6 @@ CASES = {
         )
     ],
     "projects/dl101_registry_builder": [("fixed", "dataset.text", "TextLines(root)", "paths")],
-    "projects/dl101_docs_loader": [("fixed", "shapes.models", "ShapeModels(root)", "model_ids")],
     "projects/dl101_loader_subclass_elsewhere": [
         (
             "unsafe-fixed",

@@ -51,15 +51,6 @@ class Loader:
 
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests"})
-_DOC_DIRS = frozenset({"doc", "docs", "tutorial", "tutorials", "notebook", "notebooks"})
-
-
-def is_doc_path(path: str, root: str) -> bool:
-    """A file of a project's documentation: a notebook, or a file under ``docs/``,
-    ``tutorials/`` or ``notebooks/`` below the project root."""
-    rel = os.path.relpath(path, root) if os.path.isabs(path) and os.path.isabs(root) else path
-    parts = rel.replace(os.sep, "/").split("/")
-    return parts[-1].endswith(".ipynb") or any(p in _DOC_DIRS for p in parts[:-1])
 
 
 def is_test_path(path: str, root: str) -> bool:

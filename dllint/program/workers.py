@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dllint.names import OPENMMLAB_ENTRY_METHODS, WORKER_ENTRY_METHODS, canonical, is_openmmlab_dataset
-from dllint.program.refs import ClassRef, FuncRef, is_doc_path, is_test_path
+from dllint.program.refs import ClassRef, FuncRef, is_test_path
 
 MAX_REACH_DEPTH = 6
 MAX_REACH_NODES = 400
@@ -241,16 +241,10 @@ class Workers:
         own = not self.importers(ref.file.path) and not self._package_fragment(ref.file)
         root = self.layout.root
         outside_tests = not is_test_path(ref.file.path, root)
-        # a distributable package's documentation (a notebook, docs/) shows one way to use a
-        # class its users build with their own loaders: without workers there, it decides nothing
-        docs = self.settings.packaged and not is_doc_path(ref.file.path, root)
-
-        def example(ld) -> bool:
-            return ld.self_test or (outside_tests and is_test_path(ld.file.path, root)) or (docs and is_doc_path(ld.file.path, root))
-
         found = [
             ld for ld in (self.for_class(ld, ref) for ld in self.loaders_using(ref))
-            if not (example(ld) and ld.workers == "no") or (own and ld.file.path == ref.file.path)
+            if not ((ld.self_test or (outside_tests and is_test_path(ld.file.path, root))) and ld.workers == "no")
+            or (own and ld.file.path == ref.file.path)
         ]
         if found and outside_tests:
             # a loader given an instance of a class computed at run time (``dataset.__dict__[
