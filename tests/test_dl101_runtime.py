@@ -102,6 +102,15 @@ CASES = {
             "examples",
         )
     ],
+    # a split list and a synset map beside the module (paths from __file__), models under the data root
+    "dl101/shipped_files": [
+        (
+            "fixed",
+            "shipped_files",
+            "(lambda r, os=__import__('os'), json=__import__('json'), m=__import__('shipped_files'): [os.makedirs(os.path.dirname(m.SPLIT), exist_ok=True), open(m.SPLIT, 'w').write(''.join(f'm{i}\\n' for i in range(0, 12, 2))), open(str(m.HERE / 'synset_dict.json'), 'w').write(json.dumps({'s0': 'chair', 's1': 'table'})), open(r + '/../models.json', 'w').write(json.dumps([{'path': f'p{i}', 'synset': f's{i % 2}', 'id': f'm{i}'} for i in range(12)]))] and ShapeModels(r + '/..'))(root)",
+            "split_models",
+        )
+    ],
     "dl101/base_samples_walked": [("unsafe-fixed", "base_samples_walked", "Sequences(__import__('glob').glob(root + '/*.txt'))", "paths")],
     # (tqdm: tests/runtime_stubs/tqdm.py when it is not installed) an image list and captions
     "dl101/progress_bar_loops": [

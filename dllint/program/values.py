@@ -1817,11 +1817,13 @@ class Values:
         if qual in SAMPLE_WALKS:
             pair = Val(frozenset({"tuple"}), items=(val("str", size=BOUNDED), val("int", size=BOUNDED)), size=BOUNDED)
             return container("list", pair, DATA, ((SAMPLE_WALKS[qual], *where),), detail=qual)
-        if (qual in OPENERS or qual in RECORD_LOADERS or qual in CSV_READERS) and args and self._shipped(args[0], env, 0, where[1]):
-            # a file beside the code (``os.path.join(os.path.dirname(__file__), "classes.json")``):
-            # it ships with the package, whatever the data is
+        if qual in RECORD_LOADERS and args and self._shipped(args[0], env, 0, where[1]):
+            # records of a file beside the code (``json.load(open(os.path.join(os.path.dirname(
+            # __file__), "classes.json")))``): a label map or a configuration the package ships,
+            # whatever the data is. (The lines of a text file shipped so are often a split list,
+            # one sample per line: those stay the lines of a file.)
             shipped = (("a file shipped with the code (a path from `__file__`)", *where),)
-            return val("file" if qual in OPENERS else "records", size=BOUNDED, why=shipped)
+            return val("records", size=BOUNDED, why=shipped)
         if qual in OPENERS or qual.endswith(".open") and qual.rsplit(".", 2)[-2] in ("PathManager", "g_pathmgr", "fs", "gfile", "io", "pathmgr", "path_manager", "fileio", "bf"):
             mode = self._arg(args, kwargs, 1, "mode", env, depth)
             binary = mode is not None and "b" in (mode.detail or "")

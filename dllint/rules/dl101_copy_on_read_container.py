@@ -247,8 +247,9 @@ class CopyOnReadContainer(Rule):
             `dataclasses.field()` calls).
 
             Stays quiet for bounded containers (literals, class names, mean/std, per-split lists,
-            what is read from a file that ships with the code (a path built from `__file__`:
-            `os.path.join(os.path.dirname(__file__), "synsets.json")`),
+            the records of a json, yaml or pickle file that ships with the code (a path built from
+            `__file__`: `os.path.join(os.path.dirname(__file__), "synsets.json")`; the lines of a
+            text file shipped so are often a split list, one sample per line: those count),
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
             a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
             `labels_map`, `spk2idx`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`,
@@ -291,8 +292,7 @@ class CopyOnReadContainer(Rule):
             whatever its default: `--workers` defaulting to 0 is raised on the command line to
             train, and the copies grow then. A test suite's loader without workers (in `tests/`,
             `test_*.py`) does not decide for a class defined outside the tests, nor does a package
-            module's `__main__` self-test, nor, in a distributable package, a loader in its
-            documentation (a notebook, `docs/`, `tutorials/`). A loader given an instance of a
+            module's `__main__` self-test. A loader given an instance of a
             class looked up by name at run time (a registry's entry, `dataset.__dict__[cfg.type]`,
             `getattr(module, name)`, also returned by a project function) may be given any
             project Dataset: a class whose other loaders have no workers is judged with it too. A loader given a `Subset` or
