@@ -111,6 +111,16 @@ CASES = {
             "split_models",
         )
     ],
+    # category folders kept by a class map, their models; a split list and the lines of a label file
+    "dl101/kept_within_classes": [
+        (
+            "fixed",
+            "kept_within_classes",
+            "(lambda r, os=__import__('os'), json=__import__('json'): [os.makedirs(f'{r}/../shapes/{s}/m{i}', exist_ok=True) for s in ('02691156', '03001627', 'zz') for i in range(20)] and open(r + '/../shapes/labels.txt', 'w').write('airplane\\nchair\\nbus\\nairplane\\n' * 10) and open(r + '/../split.json', 'w').write(json.dumps(['02691156', 'zz'])) and Shapes(r + '/../shapes', r + '/../split.json'))(root)",
+            attr,
+        )
+        for attr in ("model_ids", "labels")
+    ],
     "dl101/base_samples_walked": [("unsafe-fixed", "base_samples_walked", "Sequences(__import__('glob').glob(root + '/*.txt'))", "paths")],
     # (tqdm: tests/runtime_stubs/tqdm.py when it is not installed) an image list and captions
     "dl101/progress_bar_loops": [

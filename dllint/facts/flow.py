@@ -21,6 +21,8 @@ The IR is nested tuples, tag first (cheap to build, to pickle and to store as JS
   ("D", items, row)         dict display, items ((key or None, value), ...)
   ("C", kind, elt, iters, row)  comprehension: kind list|set|dict|gen; elt for dict is ("kv", k, v);
                             iters: the iterables of its ``for`` clauses, outermost first
+  ("C", kind, elt, iters, row, within)  one whose ``if`` keeps only the elements found in other
+                            containers (``if name in self.classes``): ``within``, their IRs
   ("e", iterable, path)     an element of an iterable, unpacked along ``path`` (tuple targets)
   ("b", op, left, right)    a binary operation
   ("u", options)            one of several values (if-expression, ``or``)
@@ -834,18 +836,40 @@ class FlowBuilder:
         env: dict[str, tuple] = {}
         self._comp.append(env)
         iters = []
+        within = []
         try:
             for gen in node.generators:
                 iterable = self.expr(gen.iter, depth)
                 iters.append(iterable)
                 _bind_env(env, gen.target, ("e", iterable, ()))
+                if isinstance(gen.target, ast.Name):
+                    within += [self.expr(c, depth) for c in _membership_tests(gen.ifs, gen.target.id)]
             if kind == "dict":
                 elt = ("kv", self.expr(node.key, depth), self.expr(node.value, depth))
             else:
                 elt = self.expr(node.elt, depth)
         finally:
             self._comp.pop()
+        if within:
+            return ("C", kind, elt, tuple(iters), node.lineno, tuple(within))
         return ("C", kind, elt, tuple(iters), node.lineno)
+
+
+def _membership_tests(ifs, name: str) -> list:
+    """The containers an ``if`` of a comprehension requires its element ``name`` to be in:
+    ``x in C`` alone or as one operand of an ``and`` (``if isdir(x) and x in self.classes``)."""
+    out = []
+    todo = list(ifs)
+    while todo:
+        test = todo.pop(0)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            todo.extend(test.values)
+        elif (
+            isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In)
+            and isinstance(test.left, ast.Name) and test.left.id == name
+        ):
+            out.append(test.comparators[0])
+    return out
 
 
 ANNOTATED_CONTAINERS = {

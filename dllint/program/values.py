@@ -1531,6 +1531,10 @@ class Values:
                 s = UNKNOWN_SIZE
             if _SIZE_RANK[s] > _SIZE_RANK[size]:
                 size, why = s, v.why
+        if len(ir) > 5 and size != BOUNDED and self._kept_within(ir, env, depth, why):
+            # ``{c for c in os.listdir(root) if c in self.class_names}``: no more entries than a
+            # container the code fixes (a set's, or a listing's entries, each once)
+            size, why = BOUNDED, ()
         if kind == "dict":
             key = self._eval(elt[1], env, depth)
             value = self._eval(elt[2], env, depth)
@@ -1543,6 +1547,16 @@ class Values:
                 return container("set", elem, size, why)  # one entry per file: nothing to deduplicate
             return container("set", elem, DEDUP if size in (DATA, LOAD) else size, why)
         return container(kind, elem, size, why)
+
+    def _kept_within(self, ir, env, depth, why) -> bool:
+        """Whether a comprehension that keeps only the elements found in a bounded container
+        (``ir[5]``) is bounded by it: a set, or a dict keyed by its element, holds each once; a
+        list does when its source holds each once (a directory listing)."""
+        kind, elt = ir[1], ir[2]
+        distinct = kind == "set" or (kind == "dict" and elt[1][0] == "e") or _unique_source(why)
+        if not distinct:
+            return False
+        return any(self._eval(c, env, depth).size == BOUNDED for c in ir[5])
 
     def _ev_element(self, ir, env, depth):
         iterable = self._eval(ir[1], env, depth)
