@@ -256,12 +256,22 @@ class NameTest:
     cost diffusers 0.2 s a planning round)."""
 
     FIND_AT_MOST = 16  # names looked for one by one; more: one alternation
+    ANCHOR = 7
 
     def __init__(self, names):
         modules = dict(names) if isinstance(names, dict) else {n: frozenset() for n in names}
         words = sorted(n.encode() for n in modules)
         alternation = trie_alternation(words)
         self.words = tuple(words) if len(words) <= self.FIND_AT_MOST else None
+        # the names grouped by their last ANCHOR bytes (``Dataset`` of ``COCODataset``,
+        # ``MyDataset``): a file holding no group's anchor holds none of its names, one scan
+        # for the group instead of one per name
+        self.groups: tuple = ()
+        if self.words is not None:
+            grouped: dict = {}
+            for w in self.words:
+                grouped.setdefault(w[-self.ANCHOR :], []).append(w)
+            self.groups = tuple((anchor, tuple(ws)) for anchor, ws in sorted(grouped.items()))
         self.quick = re.compile(rb"(?:" + alternation + rb")\b")
         self.regex = re.compile(rb"\b(?:" + alternation + rb")\b")
         self.modules = {n.encode(): tuple(sorted(w.encode() for w in ws)) for n, ws in modules.items() if ws}
@@ -276,7 +286,7 @@ class NameTest:
         if self.any_word is not None and not any(w in data for w in self.any_word):
             return False
         if self.words is not None:
-            found = [w for w in self.words if w in data and has_word(data, w)]
+            found = [w for anchor, ws in self.groups if anchor in data for w in ws if (w is anchor or w in data) and has_word(data, w)]
         elif self.quick.search(data) is None:
             return False
         else:

@@ -105,6 +105,32 @@ def test_name_test_matches_whole_words_only():
     assert many(b"x = Frames\n") and not many(b"x = FramesX\n") and not many(b"x = XFrames\n")
 
 
+def test_the_grouped_name_test_answers_as_one_find_per_name_does():
+    # names sharing their last bytes (one scan for the group), shorter than the group's bytes,
+    # with and without module words; texts built from their pieces, so near misses occur
+    import random
+    import re
+
+    rng = random.Random(11)
+    pieces = ["Dataset", "COCO", "My", "Data", "set", "main", "ain", "x", "_", " ", "(", ".", "data", "train", "\n"]
+    for _ in range(300):
+        names = {}
+        for _ in range(rng.randint(1, 10)):
+            name = "".join(rng.choice(pieces[:9]) for _ in range(rng.randint(1, 3)))
+            if name.isidentifier():
+                names[name] = frozenset(rng.sample(["data", "train", "COCO"], rng.randint(0, 2)))
+        if not names:
+            continue
+        test = NameTest(names)
+        text = "".join(rng.choice(pieces) for _ in range(40)).encode()
+
+        def word(w: str) -> bool:
+            return re.search(rb"\b" + re.escape(w.encode()) + rb"\b", text) is not None
+
+        expected = any(word(n) and (not ws or any(word(m) for m in ws)) for n, ws in names.items())
+        assert test(text) == expected, (names, text)
+
+
 
 def test_the_factored_alternation_matches_what_the_flat_one_matches():
     # names that are prefixes of each other, share prefixes, differ in one letter; texts built
