@@ -126,15 +126,6 @@ class FactCache:
         self._dirty = False
         self._load_index()
 
-    @classmethod
-    def writer(cls, directory: str) -> "FactCache":
-        """A cache that only stores facts in ``directory`` (a worker process storing facts the
-        parent computed: ``engine._store_job``): no index read, nothing loaded."""
-        self = cls.__new__(cls)
-        self.directory = os.path.abspath(directory)
-        self.enabled = True
-        return self
-
     def _read(self, path: str):
         """The data of one cache file, or None (missing, damaged, another version, not ours)."""
         if not self.read_enabled:

@@ -13,7 +13,6 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from dllint.cache import FactCache
 from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import ModuleName, discover
 from dllint.facts.extract import decode_source, extract, parse
@@ -106,16 +105,6 @@ def _encoded(facts: FileFacts) -> bytes | None:
         return None
 
 
-def _store_job(args) -> int:
-    """Encode and store facts in the cache (a worker process, while the parent plans; the cold
-    scan hands its facts back unencoded: ``FactStore.store_later``). The count stored."""
-    directory, items = args
-    writer = FactCache.writer(directory)
-    for key, facts in items:
-        writer.store_facts(key, facts)
-    return len(items)
-
-
 def _extract_encode_job(args):
     """Facts and their cache file (``serial.dumps``, or None when they cannot be stored): encoded
     in the worker process, so the parent only writes the bytes (a cold run stores every file's
@@ -156,20 +145,6 @@ class FactStore:
             self._broken = True
             self.close()
             return None
-
-    def store_later(self, directory: str, items: list) -> bool:
-        """Have the worker processes encode and store ``items`` ((cache key, facts), ...) in the
-        cache at ``directory``, while this process goes on (``close`` waits for them); False when
-        there is no pool here (the caller stores them)."""
-        if not items or self._pool is None or self._broken:
-            return False
-        size = max(1, -(-len(items) // (self.jobs * 2)))
-        try:
-            for i in range(0, len(items), size):
-                self._pool.submit(_store_job, (directory, items[i : i + size]))
-        except (OSError, RuntimeError):
-            return False
-        return True
 
     def close(self) -> None:
         if self._pool is not None:
@@ -592,8 +567,7 @@ class Engine:
                 names.shadowed,
                 {p: len(data[p]) for p in pending},
             )
-        # (their cache files are encoded later, by the workers while this process plans)
-        found = self.store.scan(pending, self.triggers, extract_as, encode=False)
+        found = self.store.scan(pending, self.triggers, extract_as, encode=self.cache is not None)
         if not found:
             return {}
         out = {}
@@ -664,21 +638,15 @@ class Engine:
             fresh, encoded, rest = self._take_prefetched(items(ready))
             if rest:
                 fresh.update(self.store.compute(rest, encoded))
-            later = []  # facts the scan computed, unencoded: stored by the workers (``store_later``)
             for path in ready:
                 # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
                 if path in entries or (path not in overlay and path.endswith(".ipynb")):
                     mn = names[path]
                     key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package, names.shadowed)
-                    if encoded.get(path) is not None:
+                    if path in encoded:
                         cache.store_encoded(key, encoded[path])
-                    elif path in encoded and cache.enabled:
-                        later.append((key, fresh[path]))
                     else:
                         cache.store_facts(key, fresh[path])
-            if later and not self.store.store_later(cache.directory, later):
-                for key, found in later:
-                    cache.store_facts(key, found)
             out.update(fresh)
         return out
 

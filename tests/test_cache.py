@@ -107,9 +107,8 @@ def test_warm_run_reads_only_what_it_needs(tmp_path):
 
 
 def test_a_cold_parallel_run_stores_every_analysed_files_facts(tmp_path):
-    """A cold run with worker processes scans and analyses most files in them, then has them
-    encode and store those facts while it plans (``FactStore.store_later``): a warm run finds
-    every analysed file's facts, equal to a run's without a cache."""
+    """A cold run with worker processes scans, analyses and encodes most files in them: a warm
+    run finds every analysed file's facts, equal to a run's without a cache."""
     generate(str(tmp_path), seed=3, files=300)
     age(tmp_path)
     cache_dir = tmp_path / "c"
