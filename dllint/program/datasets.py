@@ -323,14 +323,8 @@ class SampleUses:
             ir = w[1]
             if w[0] != "=" or not (isinstance(ir, tuple) and ir[:2] == ("C", "dict")) or ir[2][0] != "kv":
                 continue
-            key = ir[2][1]
-            if key[0] == "i" and key[1][0] == "e" and key[2][0] == "k" and isinstance(key[2][1], str):
-                field = key[2][1]
-            elif key[0] == "a" and key[1][0] == "e":
-                field = key[2]
-            else:
-                continue
-            if _identifier(field):
+            field = _key_field(ir[2][1], element_only=True)
+            if field is not None and _identifier(field):
                 return True
         return False
 
@@ -702,11 +696,22 @@ def _record_id_key(key, flow) -> bool:
         if len(values) != 1:
             return False
         key = values[0]
+    field = _key_field(key)
+    return field is not None and _identifier(field)
+
+
+def _key_field(key, element_only: bool = False) -> str | None:
+    """The field a key reads off a record (``rec["question_id"]``, ``rec.video_id``); with
+    ``element_only``, only off an element of a walked iterable."""
     if key[0] == "i" and len(key) > 2 and key[2][0] == "k" and isinstance(key[2][1], str):
-        return _identifier(key[2][1])
-    if key[0] == "a" and len(key) > 2 and isinstance(key[2], str):
-        return _identifier(key[2])
-    return False
+        field = key[2][1]
+    elif key[0] == "a" and len(key) > 2 and isinstance(key[2], str):
+        field = key[2]
+    else:
+        return None
+    if element_only and key[1][0] != "e":
+        return None
+    return field
 
 
 # the methods that serve a sample or count them

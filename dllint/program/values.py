@@ -1268,14 +1268,12 @@ class Values:
             return self._shipped(ir[1], env, depth + 1)
         if tag == "i":  # Path(__file__).parents[1]
             return self._shipped(ir[1], env, depth + 1)
-        if tag == "c" and ir[2]:
+        if tag == "c":
             func = ir[1]
-            if func[:1] == ("g",) and func[1] in SHIPPED_PATH_CALLS:
-                return self._shipped(ir[2][0], env, depth + 1)
+            if func[:1] == ("g",) and func[1] in SHIPPED_PATH_CALLS and ir[2]:
+                return self._shipped(ir[2][0], env, depth + 1)  # os.path.join(here, "x.json")
             if func[:1] == ("a",) and func[2] in ("resolve", "absolute", "joinpath", "expanduser"):
-                return self._shipped(func[1], env, depth + 1)
-        if tag == "c" and ir[1][:1] == ("a",) and ir[1][2] in ("resolve", "absolute"):
-            return self._shipped(ir[1][1], env, depth + 1)
+                return self._shipped(func[1], env, depth + 1)  # a method of such a path
         return False
 
     def _module_variable(self, qual: str, root, depth) -> Val | None:
