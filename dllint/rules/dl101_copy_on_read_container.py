@@ -251,7 +251,9 @@ class CopyOnReadContainer(Rule):
             `__file__`: `os.path.join(os.path.dirname(__file__), "synsets.json")`; the lines of a
             text file shipped so are often a split list, one sample per line: those count),
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
-            a literal), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
+            a literal), a listing filtered down to the names a bounded container holds, each once
+            (`{s for s in os.listdir(root) if s in self.synset_dict}`, and the tables built by
+            walking it; not a list of lines filtered so: lines repeat), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
             `labels_map`, `spk2idx`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`,
             `utt2spk`, nor one built from data-sized records keyed by each record's own id:
             `{d["id"]: d["answer"] for d in records}`), named tables only looked up with a
