@@ -121,6 +121,15 @@ CASES = {
         )
         for attr in ("model_ids", "labels")
     ],
+    # a class csv and an annotation json with categories and forty boxes
+    "dl101/reversed_class_map": [
+        (
+            "unsafe-fixed",
+            "reversed_class_map",
+            "(lambda r, json=__import__('json'): open(r + '/../classes.csv', 'w').write('cat,0\\ndog,1\\n') and open(r + '/../boxes.json', 'w').write(json.dumps({'categories': [{'id': 7}, {'id': 9}], 'annotations': [{'file': f'im{i}.jpg', 'bbox': [i, i, 2, 2], 'class_id': i % 2, 'category_id': (7, 9)[i % 2]} for i in range(40)]})) and Boxes(r + '/../classes.csv', r + '/../boxes.json'))(root)",
+            "names",
+        )
+    ],
     "dl101/base_samples_walked": [("unsafe-fixed", "base_samples_walked", "Sequences(__import__('glob').glob(root + '/*.txt'))", "paths")],
     # (tqdm: tests/runtime_stubs/tqdm.py when it is not installed) an image list and captions
     "dl101/progress_bar_loops": [

@@ -303,6 +303,16 @@ class SampleUses:
         out: set[str] = set()
         for _fn, w in writes:
             ir = w[1]
+            if w[0] in ("setitem", "append", "add") and len(w[4]) == 1:
+                # one entry per element of another attribute, in a loop over it (``for k, v in
+                # self.classes.items(): self.labels[v] = k``), into a container created empty
+                source = _walked(_unwrap_view(w[4][0]), "s")
+                if source is None or source == attr:
+                    return None
+                out.add(source)
+                continue
+            if w[0] == "=" and _empty_display(ir):
+                continue
             if w[0] != "=" or not isinstance(ir, tuple) or not ir:
                 return None
             if ir[0] == "C" and len(ir) > 3 and len(ir[3]) == 1:
@@ -312,7 +322,7 @@ class SampleUses:
             if not (ir[0] == "s" and ir[1] != attr):
                 return None
             out.add(ir[1])
-        return frozenset(out)
+        return frozenset(out) if out else None
 
     def keyed_by_identifier(self, ref: ClassRef, attr: str) -> bool:
         """``self.attr`` is built as a dict keyed by each walked record's own identifier
@@ -686,6 +696,24 @@ def _walked(loop, tag: str) -> str | None:
         if isinstance(last, tuple) and last[:2] == ("c", ("g", "builtins.len")) and len(last[2]) == 1:
             loop = last[2][0]
     return loop[1] if loop[0] == tag else None
+
+
+def _unwrap_view(loop):
+    """``x`` of a loop over ``x.items()`` / ``x.keys()`` / ``x.values()``."""
+    if loop[0] == "c" and loop[1][0] == "a" and loop[1][2] in ("items", "keys", "values") and not loop[2] and not loop[3]:
+        return loop[1][1]
+    return loop
+
+
+def _empty_display(ir) -> bool:
+    """``[]``, ``{}``, ``set()``, ``dict()``, ``list()``: a container created empty."""
+    if not isinstance(ir, tuple) or not ir:
+        return False
+    if ir[0] == "D":
+        return not ir[1]
+    if ir[0] == "L":
+        return not ir[2]
+    return ir[0] == "c" and ir[1] in (("g", "builtins.dict"), ("g", "builtins.list"), ("g", "builtins.set")) and not ir[2] and not ir[3]
 
 
 def _record_id_key(key, flow) -> bool:

@@ -96,7 +96,8 @@ def bounded_by_name(attr: str) -> bool:
 def _from_label_set(model, ref, attr: str) -> bool:
     """Every assignment of ``self.attr`` is another attribute named for a label set or built by
     walking one (``self._category2idx = {c: i for i, c in enumerate(self._classes)}``,
-    ``self._idx2category = self._classes``): a label set too."""
+    ``self._idx2category = self._classes``, ``self.labels[v] = k`` in a loop over
+    ``self.classes.items()``): a label set too."""
     sources = model.copied_from(ref, attr)
     return bool(sources) and all(bounded_by_name(source) for source in sources)
 
@@ -253,9 +254,11 @@ class CopyOnReadContainer(Rule):
             a container the code asserts to be small (`assert len(self.paths) == 1`, `<=` or `<`
             a literal), a listing filtered down to the names a bounded container holds, each once
             (`{s for s in os.listdir(root) if s in self.synset_dict}`, and the tables built by
-            walking it; not a list of lines filtered so: lines repeat), maps named for a label set (`label2id`, `class_to_idx`, `wnid_to_idx`,
-            `labels_map`, `spk2idx`; not a map keyed by the samples: `seq_to_class_map`, `img2cls`,
-            `utt2spk`, nor one built from data-sized records keyed by each record's own id:
+            walking it; not a list of lines filtered so: lines repeat), maps named for a label
+            set (`label2id`, `class_to_idx`, `wnid_to_idx`, `labels_map`, `spk2idx`, and a
+            container built by walking one of those, however named: `for k, v in
+            self.classes.items(): self.labels[v] = k`; not a map keyed by the samples:
+            `seq_to_class_map`, `img2cls`, `utt2spk`, nor one built from data-sized records keyed by each record's own id:
             `{d["id"]: d["answer"] for d in records}`), named tables only looked up with a
             record's group field or a literal (`self.answers_by_type["yes_no"][q["answer"]]`), a
             capture rig's camera tables (`cams`, `cameras`) and per-shard tables (`shard_offset`) unless worker code indexes them with the sample index,
