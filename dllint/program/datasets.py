@@ -305,8 +305,10 @@ class SampleUses:
             ir = w[1]
             if w[0] in ("setitem", "append", "add") and len(w[4]) == 1:
                 # one entry per element of another attribute, in a loop over it (``for k, v in
-                # self.classes.items(): self.labels[v] = k``), into a container created empty
-                source = _walked(_unwrap_view(w[4][0]), "s")
+                # self.classes.items(): self.labels[v] = k``), into a container created empty;
+                # each entry a part of the element (not a list of files per class)
+                parts = ir[1:] if w[0] == "setitem" and ir[0] == "kv" else (ir,)
+                source = _walked(_unwrap_view(w[4][0]), "s") if all(_element_part(p) for p in parts) else None
                 if source is None or source == attr:
                     return None
                 out.add(source)
@@ -696,6 +698,15 @@ def _walked(loop, tag: str) -> str | None:
         if isinstance(last, tuple) and last[:2] == ("c", ("g", "builtins.len")) and len(last[2]) == 1:
             loop = last[2][0]
     return loop[1] if loop[0] == tag else None
+
+
+def _element_part(ir) -> bool:
+    """A loop variable, or a field of one read by a literal key or an attribute (``cat["id"]``)."""
+    if ir[0] in ("n", "nk", "e"):
+        return True
+    if ir[0] == "i" and len(ir) > 2 and ir[2][0] == "k":
+        return ir[1][0] in ("n", "nk", "e")
+    return ir[0] == "a" and ir[1][0] in ("n", "nk", "e")
 
 
 def _unwrap_view(loop):
