@@ -286,7 +286,7 @@ class NameTest:
         if self.any_word is not None and not any(w in data for w in self.any_word):
             return False
         if self.words is not None:
-            found = [w for anchor, ws in self.groups if anchor in data for w in ws if (w is anchor or w in data) and has_word(data, w)]
+            found = [w for anchor, ws in self.groups if anchor in data for w in ws if (len(w) <= self.ANCHOR or w in data) and has_word(data, w)]
         elif self.quick.search(data) is None:
             return False
         else:

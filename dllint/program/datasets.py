@@ -295,8 +295,10 @@ class SampleUses:
     def copied_from(self, ref: ClassRef, attr: str) -> frozenset[str] | None:
         """The other attributes ``self.attr`` is assigned from when every assignment is one of
         them or a comprehension over one (``self._idx2category = self._classes``,
-        ``{c: i for i, c in enumerate(self._classes)}``, also over ``sorted`` / ``list``); None
-        when it is assigned anything else (or not at all)."""
+        ``{c: i for i, c in enumerate(self._classes)}``, also over ``sorted`` / ``list``), or it
+        is created empty and filled in a loop over one, each entry the element or a field of it
+        (``for k, v in self._classes.items(): self.labels[v] = k``); None when it is assigned
+        anything else (or not at all)."""
         writes = self.attr_writes(ref, attr)
         if not writes:
             return None
@@ -664,13 +666,14 @@ def _walked_whole(ir) -> str | None:
     it = ir[3][0]
     if it[0] == "n":
         return it[1] if ir[1] == "list" else None
-    if it[0] == "c" and it[1][0] == "a" and it[1][1][0] == "n" and it[1][2] in ("items", "keys", "values") and not it[2]:
+    view = _unwrap_view(it)
+    if view is not it and view[0] == "n":
         if ir[1] == "list":
-            return it[1][1][1]
+            return view[1]
         key = ir[2][1] if ir[2][0] == "kv" else None
         own = (0,) if it[1][2] == "items" else ()
         if it[1][2] != "values" and key is not None and key[0] == "e" and key[2] == own and key[1][:2] == it[:2]:
-            return it[1][1][1]
+            return view[1]
     return None
 
 
