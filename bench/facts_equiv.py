@@ -47,10 +47,10 @@ def collect(out: str, roots: list[str], everything: bool) -> None:
     jobs: dict[str, tuple] = {}
     original = engine.FactStore.compute
 
-    def compute(self, items):
+    def compute(self, items, *rest):
         for item in items:
             jobs[item[0]] = (*item, self.loader_classes)
-        return original(self, items)
+        return original(self, items, *rest)
 
     engine.FactStore.compute = compute
     for root in roots:
@@ -67,6 +67,17 @@ def collect(out: str, roots: list[str], everything: bool) -> None:
     print(f"{len(jobs)} files -> {out}", file=sys.stderr)
 
 
+def _extract(job: tuple, rules):
+    """``extract`` of one recorded job: (path, module, root, is_package, data, shadowed library
+    names, loader classes); recordings made before the shadowed names lack them."""
+    from dllint.facts.extract import extract
+
+    if len(job) == 6:
+        job = (*job[:5], frozenset(), job[5])
+    path, module, root, is_package, data, shadowed, loader_classes = job
+    return extract(path, module, root, is_package, data, rules, loader_classes, shadowed)
+
+
 def _load_jobs(paths: list[str], limit: int | None = None) -> list[tuple]:
     jobs: list[tuple] = []
     for path in paths:
@@ -80,15 +91,13 @@ def _load_jobs(paths: list[str], limit: int | None = None) -> list[tuple]:
 
 def dump(out: str, job_files: list[str]) -> None:
     """Extract every job with the dllint on sys.path; write path -> serial bytes (a pickle)."""
-    from dllint.facts.extract import extract
     from dllint.rules import all_rules
     from dllint.serial import dumps
 
     rules = all_rules()
     result = {}
-    for path, module, root, is_package, data, loader_classes in _load_jobs(job_files):
-        facts = extract(path, module, root, is_package, data, rules, loader_classes)
-        result[path] = dumps(facts)
+    for job in _load_jobs(job_files):
+        result[job[0]] = dumps(_extract(job, rules))
     with open(out, "wb") as fh:
         pickle.dump(result, fh)
 
@@ -163,7 +172,6 @@ def compare(old_root: str, new_root: str, job_files: list[str]) -> int:
 def timing(job_files: list[str], limit: int | None, repeat: int, profile: str | None) -> None:
     import gc
 
-    from dllint.facts.extract import extract
     from dllint.rules import all_rules
 
     rules = all_rules()
@@ -175,8 +183,8 @@ def timing(job_files: list[str], limit: int | None, repeat: int, profile: str | 
 
         prof = cProfile.Profile()
         prof.enable()
-        for path, module, root, is_package, data, loader_classes in jobs:
-            extract(path, module, root, is_package, data, rules, loader_classes)
+        for job in jobs:
+            _extract(job, rules)
         prof.disable()
         prof.dump_stats(profile)
         pstats.Stats(profile).sort_stats("tottime").print_stats(40)
@@ -185,8 +193,8 @@ def timing(job_files: list[str], limit: int | None, repeat: int, profile: str | 
     best = None
     for _ in range(repeat):
         start = time.process_time()
-        for path, module, root, is_package, data, loader_classes in jobs:
-            extract(path, module, root, is_package, data, rules, loader_classes)
+        for job in jobs:
+            _extract(job, rules)
         spent = time.process_time() - start
         gc.collect()
         best = spent if best is None else min(best, spent)

@@ -1,0 +1,67 @@
+"""The measuring tools of bench/ that read dllint's internals: they must keep working as the
+engine changes (a broken tool silently measures nothing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(ROOT, "bench", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A multi-file fixture project (a Dataset in one module, its loader in another), copied."""
+    dest = tmp_path / "proj"
+    shutil.copytree(os.path.join(ROOT, "fixtures", "projects", "dl1_dl3_spawn_cross_file"), dest)
+    (dest / ".git").mkdir(exist_ok=True)
+    return dest
+
+
+def test_plan_bound_gives_the_final_plan_up_front_with_the_same_findings(project, monkeypatch):
+    tool = _tool("plan_bound")
+    monkeypatch.chdir(project)
+    _spent, analysed, found = tool._run(["."], None)
+    assert analysed and all(p.endswith(".py") for p in analysed)
+    assert "DL" in found  # the fixture has findings
+    demanded: list[set[str]] = []
+    import dllint.engine as engine
+
+    original = engine.FactStore.compute
+
+    def compute(self, items, *rest):
+        demanded.append({item[0] for item in items})
+        return original(self, items, *rest)
+
+    monkeypatch.setattr(engine.FactStore, "compute", compute)
+    _spent, _, hinted = tool._run(["."], analysed)
+    assert hinted == found
+    # every analysed file was parsed by the first round of facts or the hint's round, none later
+    assert set().union(*demanded[:2]) >= analysed
+    assert all(not d for d in demanded[2:])
+
+
+def test_facts_equiv_extracts_recorded_jobs_of_either_shape(project):
+    tool = _tool("facts_equiv")
+    from dllint.facts.extract import extract
+    from dllint.rules import all_rules
+    from dllint.serial import dumps
+
+    path = str(project / "train.py")
+    data = open(path, "rb").read()
+    rules = all_rules()
+    expected = dumps(extract(path, "train", str(project), False, data, rules, frozenset(), frozenset()))
+    assert dumps(tool._extract((path, "train", str(project), False, data, frozenset(), frozenset()), rules)) == expected
+    # recordings made before the shadowed library names were part of a job
+    assert dumps(tool._extract((path, "train", str(project), False, data, frozenset()), rules)) == expected
