@@ -285,6 +285,10 @@ COMPACT_CASES = {
     "init_one_line_after_a_long_signature": "class Ds:\n    def __init__(\n        self, root,\n    ): self.items = []\n",
     "init_one_line_after_unicode": "class Ds:\n    def __init__(self, é='ü'): self.items = []\n",
     "init_body_after_unicode_line": "class Ds:\n    def __init__(self, é='ü'):\n        self.ï = 1; self.items = []\n",
+    # the words alone, in a comment, a string or a name, are no return statement
+    "return_and_yield_words_only": "class Ds:\n    def __init__(self):\n        # return early?\n        self.returns = 'yield'\n        self.items = []\n",
+    "return_on_the_last_row_after_a_continuation": "class Ds:\n    def __init__(self, a):\n        self.items = []\n        if a: \\\n            return\n",
+    "yield_in_a_later_nested_class_method": "class Ds:\n    def __init__(self):\n        self.items = []\n        class G:\n            def g(self):\n                yield 1\n",
 }
 
 

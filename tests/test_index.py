@@ -966,3 +966,31 @@ class Moments(Dataset):
     walked = idx.co_walked(moments)
     assert walked.get("video2idx") == {"videos"} and walked.get("videos") == {"video2idx"}
     assert "label2idx" not in walked  # keyed by a field: a label map, not one entry per record
+
+
+def test_cli_option_facts_count_attribute_stores_in_assignment_targets_only():
+    """An option overridden by assigning its attribute (``args.workers = 8``, ``cfg.a.b += 1``,
+    ``opts.n: int = 2``, in a target's tuple or subscript too) is recorded; the same attribute
+    read in a value, stored by a ``for`` or ``with`` target, or set on ``self`` is not."""
+    src = """
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+args = parser.parse_args()
+args.workers = 8
+cfg.train.batch += 1
+opts.n: int = 2
+(a.first, [b.second, *c.third]) = 1, [2, 3]
+table[[0 for d.in_slice in range(1)][0]] = 1
+x = [0 for e.in_value in range(1)]
+for f.loop in range(3):
+    pass
+with open("x") as g.handle:
+    pass
+class C:
+    def __init__(self):
+        self.mine = 1
+        h.other = self.mine
+"""
+    stores = facts_of(src).signals["cli_options"]["stores"]
+    assert stores == sorted(["workers", "batch", "n", "first", "second", "third", "in_slice", "other"])

@@ -417,15 +417,26 @@ def cli_option_defaults(ctx) -> dict | None:
                 declare(_click_dest(node), _int_default(default))
             elif name in ABSL_INTEGERS and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant):
                 declare(node.args[0].value if isinstance(node.args[0].value, str) else None, _int_default(node.args[1]))
-    for node in ctx.nodes(ast.Assign, ast.AugAssign, ast.AnnAssign):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
-            for t in ast.walk(target):
-                if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
-                    stores.add(t.attr)
+    for t in ctx.nodes(ast.Attribute):
+        # an attribute stored by an assignment (anywhere in one of its targets), not on ``self``
+        if type(t.ctx) is ast.Store and not (isinstance(t.value, ast.Name) and t.value.id == "self") and _in_assign_target(ctx, t):
+            stores.add(t.attr)
     if not options and not stores and not overridden:
         return None
     return {"options": options, "stores": sorted(stores), "bulk": overridden}
+
+
+def _in_assign_target(ctx, node) -> bool:
+    """Whether ``node`` lies in a target of an assignment (``=``, ``+=``, an annotated one), not
+    in its value or in another statement (a ``for`` target)."""
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        child, parent = parent, ctx.parent(parent)
+    if isinstance(parent, ast.Assign):
+        return any(child is t for t in parent.targets)
+    if isinstance(parent, (ast.AugAssign, ast.AnnAssign)):
+        return child is parent.target
+    return False
 
 
 def _namespace_dict(node) -> bool:

@@ -67,7 +67,6 @@ def convertible_classes(text: str, body: list[ast.stmt]) -> frozenset[tuple[str,
     """The class paths (Class, Outer.Class; not in functions) of ``text`` whose constructor
     ``can_convert_in_init`` accepts, from the module's already parsed ``body`` (the file's facts
     carry them, so that the `[*]` mark needs no second parse of the file)."""
-    slices = CompactSlices(text, body)
     paths: set[tuple[str, ...]] = set()
     stack: list[tuple[ast.AST, tuple[str, ...]]] = [(stmt, ()) for stmt in body]
     while stack:
@@ -78,6 +77,9 @@ def convertible_classes(text: str, body: list[ast.stmt]) -> frozenset[tuple[str,
             path = (*path, node.name)
             paths.add(path)
         stack.extend((child, path) for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)))
+    if not paths:
+        return frozenset()
+    slices = CompactSlices(text, body)
     return frozenset(p for p in paths if slices.can_convert(list(p)))
 
 
@@ -129,7 +131,7 @@ class CompactSlices:
         if self.body is None:
             return convert_whole(self.text, class_path, "x") is not None
         held = _holder(self.body, class_path)
-        if held is None or _returns_or_yields(held[1]):
+        if held is None or _returns_or_yields(held[1], self.text, self.starts):
             return False
         init = held[1]
         first = init.body[0]
@@ -305,9 +307,17 @@ def _holder(body: list[ast.stmt], class_path: list[str]) -> tuple[int, ast.AST] 
     return None
 
 
-def _returns_or_yields(init: ast.AST) -> bool:
+def _returns_or_yields(init: ast.AST, text: str | None = None, starts: list[int] | None = None) -> bool:
     """A ``return`` or ``yield`` anywhere in the constructor's body (what libcst's
-    ``findall(body, Return() | Yield())`` finds, nested functions and lambdas included)."""
+    ``findall(body, Return() | Yield())`` finds, nested functions and lambdas included). With the
+    module's ``text`` and its ``line_starts``: rows whose text holds neither word hold neither
+    statement (most constructors), without walking the tree."""
+    if text is not None and starts is not None and init.body:
+        first, last = init.body[0].lineno, init.end_lineno or init.lineno
+        if 1 <= first <= last <= len(starts):
+            rows = text[starts[first - 1] : starts[last] if last < len(starts) else len(text)]
+            if "return" not in rows and "yield" not in rows:
+                return False
     return any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for stmt in init.body for n in ast.walk(stmt))
 
 
