@@ -574,3 +574,52 @@ def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
     again, _ = analyse(tmp_path, cache_dir)
     fresh, _ = analyse(tmp_path, None)
     assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
+
+
+def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, monkeypatch):
+    """A file named on the command line (the editor's document, a file staged again) keeps its
+    plan too: after a code edit the next run of that file starts from the files the last one
+    analysed and needs one round of demands; its findings equal a run without the cache."""
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine
+
+    generate(str(tmp_path), seed=3, files=120)
+    age(tmp_path)
+    cache_dir = tmp_path / "cachedir"
+    whole, _ = analyse(tmp_path, cache_dir)
+    settings, project_root = load_configuration([str(tmp_path)], None, Overrides(select=["ALL"]))
+
+    def named(path: str, cache):
+        engine = Engine(settings, project_root, jobs=1, cache=FactCache(str(cache)) if cache else None)
+        return engine.analyse([path], enabled_codes(settings), explicit={path})
+
+    rounds: list[int] = []
+    real = Engine._demands
+
+    def counting(self, *args, **kwargs):
+        rounds.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "_demands", counting)
+    # the file whose analysis alone needs the most rounds
+    best = None
+    for path in sorted({d.path for d in whole.diagnostics}):
+        rounds.clear()
+        found = named(path, None)
+        if best is None or len(rounds) > best[1]:
+            best = (path, len(rounds), found)
+    path, cold_rounds, fresh = best
+    assert cold_rounds > 1
+    first = named(path, cache_dir)
+    assert [d.sort_key() for d in first.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef added_by_an_edit(x):\n    return x\n")
+    rounds.clear()
+    again = named(path, cache_dir)
+    assert len(rounds) == 1
+    rounds.clear()
+    fresh = named(path, None)
+    assert len(rounds) == cold_rounds
+    assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
+    assert again.analysed == first.analysed
