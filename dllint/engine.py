@@ -35,6 +35,7 @@ SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker process
 EARLY_POOL_READS = 64  # files read: the worker processes start then (``Engine._analyse``)
 MAX_ROUNDS = 8
 MAX_CUTOFF_FILES = 8  # edited files whose facts are extracted again to find the edit changed none
+MAX_PLANS = 512  # plans an engine keeps without a cache (``Engine.plans``)
 
 
 @dataclass
@@ -221,6 +222,9 @@ class Engine:
         # editor); without them a fix says only that it exists (the `[*]` mark), which lets a rule
         # skip building edits it would throw away (DL101's libcst transforms: ``Project.edits``)
         self.edits = True
+        # without a cache, the plans of the runs of this engine (the language server's: each
+        # document's last run), by settings and targets; None: none kept (see ``_analyse``)
+        self.plans: dict | None = None
         # the project's files when the caller has just walked the root itself (not walked twice)
         self.root_files: list[str] | None = None
         # DLLINT_NO_PREFILTER=1 (or check --no-prefilter): parse every file (equivalence tests)
@@ -418,14 +422,19 @@ class Engine:
                         and (scanned[p] if p in scanned else self._matches(p, self.triggers, key, data, entries, read_errors))
                     )
                 }
+            # the files the last run of these targets analysed (a named file's too: the editor's
+            # document, a file staged again), kept in the cache or by the engine: planning then adds
+            # only what an edit needs, and parsing more files changes no finding
+            # (tests/test_prefilter_equivalence.py)
             plan_key = None
+            planned: list[str] | tuple = ()
             if cache is not None:
-                # the files the last run of these targets analysed (a named file's too: the editor's
-                # document, a file staged again): planning then adds only what an edit needs, and
-                # parsing more files changes no finding (tests/test_prefilter_equivalence.py)
                 plan_key = cache.result_key([repr(self.settings), self.prefilter, "plan", sorted(target_set), seeded])
                 planned = cache.load_plan(plan_key) or ()
-                wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
+            elif self.plans is not None:
+                plan_key = (repr(self.settings), self.prefilter, tuple(sorted(target_set)), seeded)
+                planned = self.plans.get(plan_key, ())
+            wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             facts = compute(wanted)
             seen_names: dict = {}
             carry: dict = {}  # what each planning model hands on to the next (ProgramModel)
@@ -443,8 +452,12 @@ class Engine:
                 index = ProgramModel(facts, self.settings, layout, carry)
                 index.project_names_workers = names_workers
             index.settled = True  # no more planning: what rules ask may be memoized
-            if plan_key is not None:
+            if plan_key is not None and cache is not None:
                 cache.store_plan(plan_key, list(facts))
+            elif plan_key is not None:
+                if len(self.plans) >= MAX_PLANS:  # a bound for long sessions
+                    self.plans.clear()
+                self.plans[plan_key] = list(facts)
         finally:
             self.store.close()
             self._prefetched = {}

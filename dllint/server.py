@@ -143,6 +143,7 @@ class Linter:
         if engine is None:
             engine = Engine(settings, root, bounded=project_scope([root])[1])
             engine.store = CachedFacts(engine.store)
+            engine.plans = {}  # each document's next run starts from the files its last one analysed
             self.engines[key] = engine
         return engine
 

@@ -360,6 +360,39 @@ def test_linter_caches_facts_but_sees_changed_files(work: Path):
     assert calls == [[str(work / "base.py")]]
 
 
+def test_each_document_starts_again_from_its_last_plan(work: Path, monkeypatch):
+    """The server keeps each document's plan (the files its last run analysed, no disk cache):
+    the next run after an edit asks one round of demands, with the same findings as a first
+    run of the edited text in a new server."""
+    from dllint.engine import Engine
+    from dllint.server import Linter
+
+    # Frames' base is in a file without trigger words, whose own base is in another: the
+    # first run follows them one file at a time
+    (work / "base.py").write_text("from middle import Middle\n\n\nclass Base(Middle):\n    pass\n")
+    (work / "middle.py").write_text("from torch.utils.data import Dataset\n\n\nclass Middle(Dataset):\n    pass\n")
+    rounds: list[int] = []
+    real = Engine._demands
+
+    def counting(self, *args, **kwargs):
+        rounds.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "_demands", counting)
+    uri = (work / "frames.py").as_uri()
+    linter = Linter()
+    first = [d.code for d in linter.lint(uri, FRAMES, {}).diagnostics]
+    assert "DL101" in first
+    assert len(rounds) > 1  # (the chase follows base.py, then middle.py)
+    edited = FRAMES + "\n\ndef added(x):\n    return x\n"
+    rounds.clear()
+    again = [(d.code, d.span) for d in linter.lint(uri, edited, {}).diagnostics]
+    assert len(rounds) == 1
+    rounds.clear()
+    fresh = [(d.code, d.span) for d in Linter().lint(uri, edited, {}).diagnostics]
+    assert again == fresh
+
+
 def test_notebook_cells_through_notebook_sync(work: Path):
     cells = [
         ("code", "import torch.multiprocessing as mp\n!echo hi"),
