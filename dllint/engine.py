@@ -353,9 +353,10 @@ class Engine:
                 b"".join(p.encode() + b"\0" + (entries[p][2] if p in entries else b"ipynb" + notebook_hashes[p]) for p in paths),
             ])
         cutoff_key = cutoff_hashes = None
-        if result_key is not None and not seeded:
+        if result_key is not None:
             # (whether the project names workers is an input of the findings, not of any file's
-            # facts: an edit changing it finds no record)
+            # facts: an edit changing it finds no record; a named file's run, which starts from its
+            # last plan as a whole run does, keeps its record too)
             cutoff_key = cache.result_key([
                 repr(self.settings), self.prefilter, self.edits, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
                 names_workers,

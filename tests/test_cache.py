@@ -579,7 +579,8 @@ def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
 def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, monkeypatch):
     """A file named on the command line (the editor's document, a file staged again) keeps its
     plan too: after a code edit the next run of that file starts from the files the last one
-    analysed and needs one round of demands; its findings equal a run without the cache."""
+    analysed and needs one round of demands; its findings equal a run without the cache. After
+    an edit that changes none of its facts, the last run's findings are reused."""
     from dllint.commands.check import enabled_codes, load_configuration
     from dllint.config import Overrides
     from dllint.engine import Engine
@@ -592,6 +593,7 @@ def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, monkeypatch)
 
     def named(path: str, cache):
         engine = Engine(settings, project_root, jobs=1, cache=FactCache(str(cache)) if cache else None)
+        engine.reuse_results = cache is not None  # as the command line runs it
         return engine.analyse([path], enabled_codes(settings), explicit={path})
 
     rounds: list[int] = []
@@ -623,3 +625,11 @@ def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, monkeypatch)
     assert len(rounds) == cold_rounds
     assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
     assert again.analysed == first.analysed
+    # an edit that changes none of the file's facts (a comment): the last run's findings stand,
+    # no round of demands (the early cutoff, as for a whole run)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n# a comment\n")
+    rounds.clear()
+    kept = named(path, cache_dir)
+    assert rounds == []
+    assert [d.sort_key() for d in kept.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
