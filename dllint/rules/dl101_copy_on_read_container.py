@@ -412,7 +412,10 @@ class CopyOnReadContainer(Rule):
     def check(self, project):
         model = project.index
         seen: set = set()
+        targets = project.targets
         for ref in model.dataset_classes():
+            if not any(m.file.path in targets for m in model.mro(ref)):
+                continue  # its findings are at its hierarchy's assignments: none reported here
             if self._quiet(model, ref):
                 continue
             uses = model.sample_uses(ref)
