@@ -537,25 +537,17 @@ def test_derived_answers_are_remembered_with_their_shape_checked(tmp_path):
     assert calls == [None, 7, 9, 4]
 
 
-def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
+def test_an_edited_run_starts_from_the_last_plan(tmp_path, demand_rounds):
     """The files the last run analysed are kept (plans/): after an edit, planning starts
     from them and needs one round, and the findings equal a run without the cache; a file the
     edit newly needs is still planned."""
-    from dllint.engine import Engine
-
     generate(str(tmp_path), seed=2, files=120)
     age(tmp_path)
     cache_dir = tmp_path / "cachedir"
     cold, _ = analyse(tmp_path, cache_dir)
     assert list((cache_dir / "plans").iterdir())
-    rounds: list[int] = []
-    real = Engine._demands
-
-    def counting(self, *args, **kwargs):
-        rounds.append(1)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "_demands", counting)
+    rounds = demand_rounds
+    rounds.clear()  # (the cold run's)
     edited = sorted({d.path for d in cold.diagnostics})[0]
     with open(edited, "a", encoding="utf-8") as fh:
         fh.write("\n# an edit\n")
@@ -576,7 +568,7 @@ def test_an_edited_run_starts_from_the_last_plan(tmp_path, monkeypatch):
     assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
 
 
-def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, monkeypatch):
+def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, demand_rounds):
     """A file named on the command line (the editor's document, a file staged again) keeps its
     plan too: after a code edit the next run of that file starts from the files the last one
     analysed and needs one round of demands; its findings equal a run without the cache. After
@@ -596,14 +588,7 @@ def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, monkeypatch)
         engine.reuse_results = cache is not None  # as the command line runs it
         return engine.analyse([path], enabled_codes(settings), explicit={path})
 
-    rounds: list[int] = []
-    real = Engine._demands
-
-    def counting(self, *args, **kwargs):
-        rounds.append(1)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "_demands", counting)
+    rounds = demand_rounds
     # the file whose analysis alone needs the most rounds
     best = None
     for path in sorted({d.path for d in whole.diagnostics}):

@@ -360,25 +360,17 @@ def test_linter_caches_facts_but_sees_changed_files(work: Path):
     assert calls == [[str(work / "base.py")]]
 
 
-def test_each_document_starts_again_from_its_last_plan(work: Path, monkeypatch):
+def test_each_document_starts_again_from_its_last_plan(work: Path, demand_rounds):
     """The server keeps each document's plan (the files its last run analysed, no disk cache):
     the next run after an edit asks one round of demands, with the same findings as a first
     run of the edited text in a new server."""
-    from dllint.engine import Engine
     from dllint.server import Linter
 
     # Frames' base is in a file without trigger words, whose own base is in another: the
     # first run follows them one file at a time
     (work / "base.py").write_text("from middle import Middle\n\n\nclass Base(Middle):\n    pass\n")
     (work / "middle.py").write_text("from torch.utils.data import Dataset\n\n\nclass Middle(Dataset):\n    pass\n")
-    rounds: list[int] = []
-    real = Engine._demands
-
-    def counting(self, *args, **kwargs):
-        rounds.append(1)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "_demands", counting)
+    rounds = demand_rounds
     uri = (work / "frames.py").as_uri()
     linter = Linter()
     first = [d.code for d in linter.lint(uri, FRAMES, {}).diagnostics]
