@@ -453,9 +453,9 @@ class Engine:
                 index = ProgramModel(facts, self.settings, layout, carry)
                 index.project_names_workers = names_workers
             index.settled = True  # no more planning: what rules ask may be memoized
-            if plan_key is not None and cache is not None:
+            if cache is not None:
                 cache.store_plan(plan_key, list(facts))
-            elif plan_key is not None:
+            elif self.plans is not None:
                 if len(self.plans) >= MAX_PLANS:  # a bound for long sessions
                     self.plans.clear()
                 self.plans[plan_key] = list(facts)

@@ -149,7 +149,7 @@ class CompactSlices:
         if held is None:
             return None  # no such constructor (the whole-module transform changes nothing)
         k, init = held
-        if _returns_or_yields(init):
+        if _returns_or_yields(init, self.text, self.starts):
             return None  # the conversion would be skipped on that path
         if _nested_init(init):
             return convert_whole(self.text, class_path, attr)  # a def __init__ inside it: met first
