@@ -6,19 +6,38 @@ from __future__ import annotations
 import re
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+# what str.splitlines splits on besides \n, \r and \r\n: a text without them is split by it
+# as the tokenizer splits it (in C, several times faster than the regular expressions)
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines without their terminators; a trailing newline does not add an empty line."""
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """Lines (with their terminators when ``keepends``); a trailing newline does not add an empty
+    line (without ``keepends``, an empty text is one empty line)."""
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(keepends) if text or keepends else [""]
+    if keepends:
+        return [m.group() for m in _LINE_KEEPENDS.finditer(text)]
     lines = _NEWLINE.split(text)
     if lines and lines[-1] == "" and text:
         lines.pop()
     return lines
 
 
+_LINE_KEEPENDS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # as ast.get_source_segment splits
+
+
 def line_starts(text: str) -> list[int]:
     """Offset of the start of each line (1-based row r starts at starts[r - 1])."""
     starts = [0]
+    if _OTHER_BREAKS.search(text) is None:
+        at = 0
+        for line in text.splitlines(True):
+            at += len(line)
+            starts.append(at)
+        if text and text[-1] not in "\r\n":
+            starts.pop()  # the last line has no terminator: no line starts after it
+        return starts
     starts.extend(m.end() for m in _NEWLINE.finditer(text))
     return starts
 

@@ -91,7 +91,6 @@ def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
                     yield item
 
 
-_LINES_KEEPENDS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # as ast.get_source_segment splits
 _SEGMENT_LINES = ("segment", "lines")
 
 
@@ -694,7 +693,7 @@ class FileContext:
             return ""
         lines = self._cache.get(_SEGMENT_LINES)
         if lines is None:
-            lines = self._cache[_SEGMENT_LINES] = _LINES_KEEPENDS.findall(self.text)
+            lines = self._cache[_SEGMENT_LINES] = split_lines(self.text, keepends=True)  # as ast.get_source_segment splits
         row, col = node.lineno - 1, node.col_offset
         # offsets count UTF-8 bytes: an ASCII line is sliced as it is
         if row == end_row - 1:

@@ -345,8 +345,9 @@ class UnshardedIterableDataset(Rule):
         iters = {}
         delegates = {}
         draws = {}
+        drawing = "next" in ctx.text  # (asked once: a file without the word is read whole)
         for fn in ctx.functions:
-            if fn.self_name and "next" in ctx.text:
+            if fn.self_name and drawing:
                 drawn = _drawn_attrs(ctx, fn)
                 if drawn:
                     draws[fn.qualname] = drawn
