@@ -17,7 +17,7 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     if _OTHER_BREAKS.search(text) is None:
         return text.splitlines(keepends) if text or keepends else [""]
     if keepends:
-        return [m.group() for m in _LINE_KEEPENDS.finditer(text)]
+        return _LINE_KEEPENDS.findall(text)
     lines = _NEWLINE.split(text)
     if lines and lines[-1] == "" and text:
         lines.pop()
