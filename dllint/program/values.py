@@ -1750,6 +1750,10 @@ class Values:
                 continue
             binding[name] = self._eval(found, env, depth)
         cls = self_cls if self_cls is not None else self.class_of(fnref)
+        if binding:
+            # kept as long as the memo: an Env's key holds its binding's id, and a freed
+            # binding's id is soon another call's (its memo entries would answer for that call)
+            self.__dict__.setdefault("_bindings", []).append(binding)
         callee_env = Env(fnref.file, fnref, cls, binding or None)
         if flow.yields:
             return self._generated(fnref, flow, callee_env, depth, bool(binding))
