@@ -994,3 +994,34 @@ class C:
 """
     stores = facts_of(src).signals["cli_options"]["stores"]
     assert stores == sorted(["workers", "batch", "n", "first", "second", "third", "in_slice", "other"])
+
+
+
+def test_each_call_of_a_helper_gets_its_own_arguments():
+    """A helper called from many places is evaluated with each call's arguments: its memoized
+    answers under one call's binding never answer for another call. (A binding's id names it in
+    the memo's keys; freed after its call, its id was soon another call's, and that call read
+    the first one's arguments: here 22 of the 60 attributes took their neighbour's size.)"""
+    calls = "\n".join(
+        f"        self.a{i} = wrap(os.listdir(root))" if i % 2 else f"        self.a{i} = wrap(['x', 'y'])" for i in range(60)
+    )
+    src = f"""
+import os
+from torch.utils.data import Dataset
+
+def wrap(v):
+    out = []
+    for x in v:
+        out.append(x)
+    return out
+
+class Many(Dataset):
+    def __init__(self, root):
+{calls}
+    def __getitem__(self, i):
+        return self.a1[i]
+"""
+    idx = build(facts_of(src))
+    (many,) = [c for c in idx.dataset_classes() if c.cls.name == "Many"]
+    sizes = [idx.attr_value(many, f"a{i}").size for i in range(60)]
+    assert sizes == ["bounded", "data"] * 30
