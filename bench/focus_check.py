@@ -6,7 +6,7 @@ what the whole-project run finds in that file?
 Runs the whole project once (no cache), then each file that has a finding, plus N sampled files
 the pre-filter selects that have none, alone (``Engine.analyse([file], explicit={file})``, no
 cache), and prints per file the findings only one of the two runs has and the time of the run
-alone. Findings are compared by (path, row, column, code, message).
+alone. Findings are compared by (path, row, column, code, message, fix applicability).
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from dllint.engine import Engine  # noqa: E402
 
 
 def key(d):
-    return (d.path, d.span.row, d.span.col, d.code, d.message)
+    """A finding with its fix's applicability: a named file's `--fix` (a pre-commit hook) must not
+    apply a fix the whole project's run would hold back as unsafe."""
+    return (d.path, d.span.row, d.span.col, d.code, d.message, d.fix.applicability if d.fix is not None else "no fix")
 
 
 def main() -> int:
@@ -69,9 +71,12 @@ def main() -> int:
         differ += 1
         print(f"DIFFER  {took:5.1f} s {alone.analysed:4d} files  {rel}")
         for k in sorted(want - got):
-            print(f"   only whole: {k[1]}:{k[2]} {k[3]} {k[4]}")
+            print(f"   only whole: {k[1]}:{k[2]} {k[3]} {k[4]} (fix: {k[5]})")
         for k in sorted(got - want):
-            print(f"   only alone: {k[1]}:{k[2]} {k[3]} {k[4]}")
+            print(f"   only alone: {k[1]}:{k[2]} {k[3]} {k[4]} (fix: {k[5]})")
+    if not times:
+        print("no file to compare (no finding, and --sample 0)")
+        return 0
     times.sort()
     print(f"{same} same, {differ} differ; alone: median {times[len(times) // 2]:.2f} s, max {times[-1]:.2f} s")
     return 0

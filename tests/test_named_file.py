@@ -1,7 +1,8 @@
 """A file named on the command line (``dllint check FILE``: a pre-commit hook's staged file, the
 editor's open document) is analysed starting from that file: planning parses what it reaches and
 the files that use its classes and functions by name, not the whole project. Its findings must be
-those the whole-project run reports in that file.
+those the whole-project run reports in that file, each with a fix of the same applicability (a
+hook running ``--fix`` on staged files must not apply a fix the whole run holds back as unsafe).
 
 Checked on every multi-file golden project and on generated "typical projects"
 (tests/projectgen.py), file by file; ``bench/focus_check.py`` runs the same comparison on real
@@ -31,7 +32,7 @@ def _engine(root: Path):
 
 
 def _key(d):
-    return (d.path, d.span.row, d.span.col, d.code, d.message)
+    return (d.path, d.span.row, d.span.col, d.code, d.message, d.fix.applicability if d.fix is not None else None)
 
 
 def _compare(root: Path, files: list[str] | None = None) -> tuple[int, int]:
