@@ -1181,6 +1181,11 @@ class Values:
             return UNKNOWN
         self._nesting = nesting + 1
         try:
+            if env.binding is not None:
+                made = self.__dict__.get("_bound_keys")
+                entries = made.get(env.key) if made else None
+                if entries is not None:
+                    entries.append(key)  # (dropped when that call is evaluated: ``_call_function``)
             # in progress: a cycle resolves to nothing; a local's value read back inside its own
             # evaluation (``objs = valid_objs`` built by walking ``objs``) is tracked, so what is
             # computed inside the cycle is not kept as final
@@ -1750,17 +1755,32 @@ class Values:
                 continue
             binding[name] = self._eval(found, env, depth)
         cls = self_cls if self_cls is not None else self.class_of(fnref)
-        if binding:
-            # kept as long as the memo: an Env's key holds its binding's id, and a freed
-            # binding's id is soon another call's (its memo entries would answer for that call)
-            self.__dict__.setdefault("_bindings", []).append(binding)
         callee_env = Env(fnref.file, fnref, cls, binding or None)
-        if flow.yields:
-            return self._generated(fnref, flow, callee_env, depth, bool(binding))
-        out = BOTTOM
-        for r in flow.returns:
-            out = join(out, self._eval_fresh(r, callee_env, depth) if binding else self._eval(r, callee_env, depth))
-        return out if not out.is_bottom else UNKNOWN
+        if not binding:
+            if flow.yields:
+                return self._generated(fnref, flow, callee_env, depth, False)
+            out = BOTTOM
+            for r in flow.returns:
+                out = join(out, self._eval(r, callee_env, depth))
+            return out if not out.is_bottom else UNKNOWN
+        # What is evaluated under this call's binding answers for this call only: an Env's key
+        # holds the binding's id, so the binding is kept as long as the memo (a freed binding's id
+        # is soon another call's, whose questions its entries would answer), and the entries
+        # made under it are dropped when the call is evaluated (none can be asked for again).
+        self.__dict__.setdefault("_bindings", []).append(binding)
+        made = self.__dict__.setdefault("_bound_keys", {})
+        made[callee_env.key] = []
+        try:
+            if flow.yields:
+                return self._generated(fnref, flow, callee_env, depth, True)
+            out = BOTTOM
+            for r in flow.returns:
+                out = join(out, self._eval_fresh(r, callee_env, depth))
+            return out if not out.is_bottom else UNKNOWN
+        finally:
+            memo = self.__dict__.get("_val_memo", {})
+            for key in made.pop(callee_env.key):
+                memo.pop(key, None)
 
     def _generated(self, fnref, flow, env, depth, fresh: bool) -> Val:
         """What calling a generator function gives: a generator of what its ``yield`` statements
