@@ -519,6 +519,32 @@ loader = DataLoader(ds, num_workers=args.workers)
     assert by_file == {"train_a": "no", "train_b": "yes"}
 
 
+def test_a_scripts_own_parser_is_not_changed_by_another_programs_namespace():
+    """A script reads `--num_workers` from its own parser; another script assigns a
+    `num_workers` on its own config: that namespace is not this one, so the default decides.
+    The script assigning its own option does not get a default (either value may run)."""
+    train = """
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_workers", type=int, default=8)
+args = parser.parse_args()
+loader = DataLoader(ds, num_workers=args.num_workers)
+"""
+    other = """
+def tune(cfg):
+    cfg.num_workers = 0
+"""
+    model = _cli_model(("train", train), ("other", other))
+    (loader,) = model.loaders
+    assert model.default_workers(loader) == "yes"
+    assert model.cli_default("num_workers") is None  # asked for the project: someone assigns it
+    own = train.replace("args = parser.parse_args()\n", "args = parser.parse_args()\nargs.num_workers = 0\n")
+    model = _cli_model(("train", own), ("other", other))
+    (loader,) = model.loaders
+    assert model.default_workers(loader) == "maybe"
+
+
 CORPUS_LOADERS = """
 from torch.utils.data import ConcatDataset, DataLoader, Dataset
 

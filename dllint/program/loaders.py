@@ -393,15 +393,18 @@ class Loaders:
 
     def cli_default(self, option: str, facts: FileFacts | None = None) -> int | None:
         """The value of a command-line option when the program runs with its defaults: the
-        declaration in ``facts`` (the file reading the option: its own parser), else every
-        declaration of it in the project, when they give the same int and no code assigns it;
-        else None."""
+        declaration in ``facts`` (the file reading the option: its own parser), unless that file
+        assigns the option or updates its namespace wholesale (a namespace of another program's
+        parser, assigned elsewhere, is not this one); else every declaration of it in the
+        project, when they give the same int and no code assigns it; else None."""
+        own = facts.signals.get("cli_options") if facts is not None else None
+        if own and option in own["options"]:
+            if own["bulk"] or option in own["stores"]:
+                return None
+            return own["options"][option]
         options, stores, bulk = self._cli_options
         if bulk or option in stores:
             return None
-        own = facts.signals.get("cli_options") if facts is not None else None
-        if own and option in own["options"]:
-            return own["options"][option]
         found = options.get(option)
         if not found or len(found) != 1:
             return None
