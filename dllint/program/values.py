@@ -1757,12 +1757,7 @@ class Values:
         cls = self_cls if self_cls is not None else self.class_of(fnref)
         callee_env = Env(fnref.file, fnref, cls, binding or None)
         if not binding:
-            if flow.yields:
-                return self._generated(fnref, flow, callee_env, depth, False)
-            out = BOTTOM
-            for r in flow.returns:
-                out = join(out, self._eval(r, callee_env, depth))
-            return out if not out.is_bottom else UNKNOWN
+            return self._returned(fnref, flow, callee_env, depth, False)
         # What is evaluated under this call's binding answers for this call only: an Env's key
         # holds the binding's id, so the binding is kept as long as the memo (a freed binding's id
         # is soon another call's, whose questions its entries would answer), and the entries
@@ -1771,16 +1766,22 @@ class Values:
         made = self.__dict__.setdefault("_bound_keys", {})
         made[callee_env.key] = []
         try:
-            if flow.yields:
-                return self._generated(fnref, flow, callee_env, depth, True)
-            out = BOTTOM
-            for r in flow.returns:
-                out = join(out, self._eval_fresh(r, callee_env, depth))
-            return out if not out.is_bottom else UNKNOWN
+            return self._returned(fnref, flow, callee_env, depth, True)
         finally:
             memo = self.__dict__.get("_val_memo", {})
             for key in made.pop(callee_env.key):
                 memo.pop(key, None)
+
+    def _returned(self, fnref, flow, env, depth, fresh: bool) -> Val:
+        """What a call of ``fnref`` gives in ``env``: the join of its returns, or a generator;
+        ``fresh``: under a call's binding (not memoized across bindings)."""
+        if flow.yields:
+            return self._generated(fnref, flow, env, depth, fresh)
+        ev = self._eval_fresh if fresh else self._eval
+        out = BOTTOM
+        for r in flow.returns:
+            out = join(out, ev(r, env, depth))
+        return out if not out.is_bottom else UNKNOWN
 
     def _generated(self, fnref, flow, env, depth, fresh: bool) -> Val:
         """What calling a generator function gives: a generator of what its ``yield`` statements
