@@ -4,11 +4,13 @@ str.splitlines would also split on form feeds and other separators)."""
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # what str.splitlines splits on besides \n, \r and \r\n: a text without them is split by it
 # as the tokenizer splits it (in C, several times faster than the regular expressions)
 _OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LINE_KEEPENDS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # as ast.get_source_segment splits
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
@@ -24,17 +26,11 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     return lines
 
 
-_LINE_KEEPENDS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # as ast.get_source_segment splits
-
-
 def line_starts(text: str) -> list[int]:
     """Offset of the start of each line (1-based row r starts at starts[r - 1])."""
     starts = [0]
     if _OTHER_BREAKS.search(text) is None:
-        at = 0
-        for line in text.splitlines(True):
-            at += len(line)
-            starts.append(at)
+        starts.extend(accumulate(map(len, text.splitlines(True))))  # each line's end
         if text and text[-1] not in "\r\n":
             starts.pop()  # the last line has no terminator: no line starts after it
         return starts
