@@ -20,7 +20,7 @@ from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import NameTest, Triggers, WorkerWords, content_hash, node_words, scan_job
+from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, content_hash, node_words, scan_job
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
 from dllint.program.plan import demands
@@ -464,6 +464,8 @@ class Engine:
             self._prefetched = {}
         project = Project(self.settings, index, facts, data, target_set)
         project.edits = self.edits
+        outside = [p for p in paths if p not in facts and p not in oversized and not p.endswith(".ipynb") and not _is_stub(p, explicit)]
+        project.elsewhere = self._elsewhere(outside, names, items, data, entries, read_errors, overlay)
         if cache is not None:
             from dllint.cache import Derived
 
@@ -520,6 +522,31 @@ class Engine:
 
             watched = finalize(watched, notebooks)
         return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched)
+
+    def _elsewhere(self, outside: list[str], names, items, data, entries, read_errors, overlay):
+        """``Project.elsewhere``: attr -> [(path, facts)] of the files of ``outside`` (the project's
+        modules the run did not analyse) whose bytes name ``.attr`` (``AttributeNamed``, its
+        verdict cached per content hash), their facts computed as any file's (cached), not added
+        to the model. Answers are kept for the run."""
+        answers: dict[str, list] = {}
+
+        def elsewhere(attr: str) -> list[tuple[str, FileFacts]]:
+            found = answers.get(attr)
+            if found is None:
+                test = AttributeNamed(attr)
+                hits = [p for p in outside if self._matches(p, test, test.key, data, entries, read_errors)]
+                if not hits:
+                    found = []
+                elif self.cache is None:
+                    computed = self.store.compute(items(hits))
+                    found = sorted(computed.items())
+                else:
+                    computed = self._cached_facts(hits, names, data, entries, read_errors, items, overlay)
+                    found = sorted(computed.items())
+                answers[attr] = found
+            return found
+
+        return elsewhere
 
     def _reused(self, found, data: dict[str, bytes], target_set: set[str]) -> Analysis:
         """The Analysis of stored findings (no facts: not for fixing). Only the notebooks with a

@@ -39,6 +39,9 @@ class Project:
         # whether fixes carry their edits (dllint.engine.Engine.edits); when not, a rule may give
         # a Fix with no edits that only says one exists, when it knows that without building them
         self.edits = True
+        # attr -> [(path, facts)] of the project's files outside the analysis whose code may use
+        # ``x.attr``, their facts computed on demand (dllint/engine.py); None: no such files
+        self.elsewhere: Callable[[str], list[tuple[str, FileFacts]]] | None = None
 
     def payloads(self, code: str) -> Iterator[tuple[FileFacts, Any]]:
         for facts in self.files.values():
@@ -49,6 +52,19 @@ class Project:
     def payload(self, code: str, path: str) -> Any:
         facts = self.files.get(path)
         return facts.payloads.get(code) if facts else None
+
+    def uses_elsewhere(self, attr: str) -> Iterator[tuple[str, tuple]]:
+        """(path, use) of each use of an attribute named ``attr`` that the facts' ``attr_uses``
+        record (a use a read-only list would not answer alike) in the project's files the analysis
+        did not take in. A safe fix's proof covers every file of the project, not only those
+        analysed: a file named alone (a pre-commit hook's staged file) is analysed with few others,
+        and the whole project's run leaves out files without trigger words. The files whose bytes
+        name ``.attr`` are parsed for it (their facts, cached as any file's)."""
+        if self.elsewhere is None:
+            return
+        for path, facts in self.elsewhere(attr):
+            for use in facts.signals.get("attr_uses", {}).get(attr, ()):
+                yield path, use
 
     def remember(self, name: str, path: str, inputs: tuple, check):
         """``REPLAYABLE[name](self, path, *inputs)``, a pure function of the text of ``path`` and

@@ -419,6 +419,7 @@ CASES = {
     ],
     "dl101/constant_length": [("fixed", "constant_length", "Wrapped(Files([str(i) * 3 for i in range(12)]))", "order")],
     "projects/dl101_hooks": [("unsafe-fixed", "data.text", "TextDataset(root + '/list.lst')", "flag")],
+    "projects/dl101_attribute_used_elsewhere": [("unsafe-fixed", "data", "Clips(root)", "files")],
     # the text files of the data folder, listed one per line
     "projects/dl101_init_paths": [
         (
@@ -719,3 +720,25 @@ def test_the_packed_lists_iterators_pickle_mid_way_as_a_lists_do(tmp_path, monke
             assert next(ours) == next(theirs)
         ours, theirs = pickle.loads(pickle.dumps(ours)), pickle.loads(pickle.dumps(theirs))
         assert list(ours) == list(theirs)
+
+
+def test_an_unsafe_fix_found_unsafe_outside_the_analysis_breaks_that_use(tmp_path):
+    """projects/dl101_attribute_used_elsewhere: a project file no run analyses (it names no
+    data-loading code) grows the `files` of what it is handed; the fix is offered as unsafe for
+    it, and indeed a packed list handed there fails where the list grew."""
+    root = make_data(tmp_path / "data")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import data; from tools import playlist; "
+        "ds = data.Clips(sys.argv[2]); n = len(ds)\n"
+        "try:\n    playlist.add(ds, 'x.txt'); print(n, len(ds))\nexcept Exception as e:\n    print(n, type(e).__name__)\n"
+    )
+    out = []
+    for kind in ("original", "unsafe-fixed"):
+        directory = variant("projects/dl101_attribute_used_elsewhere", kind, tmp_path / kind)
+        proc = subprocess.run([sys.executable, "-c", code, str(directory), str(root)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out.append(proc.stdout.split())
+    n = out[0][0]
+    assert int(n) > 1
+    assert out[0] == [n, str(int(n) + 1)]
+    assert out[1] == [n, "AttributeError"]

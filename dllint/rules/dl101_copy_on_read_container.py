@@ -383,7 +383,8 @@ class CopyOnReadContainer(Rule):
             times); on typical data (a million ~40-character paths) it removes over 95% of each
             worker's growth (measured in the test suite through `/proc/<pid>/smaps_rollup`).
 
-            Safe only when all of these hold, checked over the whole project: the attribute is
+            Safe only when all of these hold, checked over the whole project (also its files
+            that no run analyses: those whose code names `.attr` are read for it): the attribute is
             always a list, built in one class's `__init__` (and the helpers it calls) with no
             `return` in it, and written nowhere else (no subclass, no later method); every use of
             the attribute, in the class hierarchy and through any object elsewhere with an
@@ -431,7 +432,7 @@ class CopyOnReadContainer(Rule):
                 if finding is None:
                     continue
                 text, evidence = finding
-                plan = self._fix_plan(model, ref, attr, any(u[0] == "elements" for u in uses.get(attr, ())))
+                plan = self._fix_plan(project, model, ref, attr, any(u[0] == "elements" for u in uses.get(attr, ())))
                 # one finding per class that assigns the attribute, at its first assignment
                 for anchor_fn, write in self._anchors(model, ref, attr):
                     path = anchor_fn.file.path
@@ -461,13 +462,15 @@ class CopyOnReadContainer(Rule):
 
     # ----------------------------------------------------------------- the fix
 
-    def _fix_plan(self, model, ref, attr: str, tables: bool = False):
+    def _fix_plan(self, project, model, ref, attr: str, tables: bool = False):
         """(applicability "safe" | "unsafe" | "none", reason or advice, the __init__ to convert in).
 
         Safe only when the whole project uses the attribute as a read-only sequence (index,
         slice, len, iteration, ``in``, truth value), the list is built in one class's constructor
         (and helpers it calls) and changed nowhere else, and its elements are plain values a copy
-        gives back equal and of the same type."""
+        gives back equal and of the same type. The whole project: the files analysed and the
+        others (``Project.uses_elsewhere``), so that a file named alone gets the fix the whole
+        project's run gives it, and neither depends on which files the pre-filter took in."""
         value = model.attr_value(ref, attr)
         advice = "store it packed: one bytes buffer and offsets (a serialized list), or a numpy/pyarrow array"
         if value.has("dataframe") and not value.kinds & PY_CONTAINERS:
@@ -497,8 +500,11 @@ class CopyOnReadContainer(Rule):
                 fn = sub.file.functions.get(qual)
                 if fn is not None and fn.flow is not None and attr in fn.flow.writes:
                     return "none", f"changed by subclass `{sub.cls.name}`; {advice}", None
+        elem = value.elem
+        if elem is None or elem.is_bottom or not _plain(elem, 0):
+            return "unsafe", "its elements may not come back identical from a copy", init
         hierarchy = {r.key for r in (*model.mro(builder), *model.subclasses_of(builder))}
-        risky = []
+        risky = []  # (path, row, what)
         for facts in model.files.values():
             for kind, detail, row, on_self, scope in facts.signals.get("attr_uses", {}).get(attr, ()):
                 fn = facts.functions.get(scope)
@@ -509,12 +515,13 @@ class CopyOnReadContainer(Rule):
                         continue  # another class's attribute of that name
                     if fnref.key in setup and kind != "alias":
                         continue  # while the list is built, before the conversion
-                risky.append(f"{detail} ({display_path(facts.path)}:{row})")
-        elem = value.elem
-        if elem is None or elem.is_bottom or not _plain(elem, 0):
-            return "unsafe", "its elements may not come back identical from a copy", init
+                risky.append((facts.path, row, detail))
+        # outside the analysis, a use on ``self`` is another class's: planning takes in the
+        # files of a Dataset's subclasses (they name it)
+        risky.extend((path, use[2], use[1]) for path, use in project.uses_elsewhere(attr) if not use[3])
         if risky:
-            return "unsafe", f"the project uses it as more than a read-only list: {risky[0]}", init
+            path, row, detail = min(risky)
+            return "unsafe", f"the project uses it as more than a read-only list: {detail} ({display_path(path)}:{row})", init
         if library is not None:
             return "unsafe", f"`{library.rsplit('.', 1)[-1]}` (a library base) reads it too, out of sight", init
         return "safe", "", init
