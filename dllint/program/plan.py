@@ -180,7 +180,12 @@ def _reach(model, roots: list, bound, focus) -> dict:
         return model.reachable(roots, bound)
     with model.quietly():
         found = model.reachable(roots, bound)
-    frontier = list(roots)
+        # a root's own helper methods (``self._load_manifest()`` in ``__init__``) are the root's
+        # code: their calls count from there
+        owners = [c for c in (bound, *(model.class_of(r) for r in roots)) if c is not None]
+        classes = {c.key for owner in owners for c in model.mro(owner)}
+        helpers = [fn for fn, _ in found.values() if fn.fn.cls is not None and getattr(model.class_of(fn), "key", None) in classes]
+    frontier = list(roots) + helpers
     for _ in range(FOCUS_CALL_DEPTH):
         callees = []
         for fn in frontier:
