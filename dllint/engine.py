@@ -534,7 +534,11 @@ class Engine:
             found = answers.get(attr)
             if found is None:
                 test = AttributeNamed(attr)
-                hits = [p for p in outside if self._matches(p, test, test.key, data, entries, read_errors)]
+                if self.cache is None:  # every file's bytes are held: a plain substring test first
+                    word = attr.encode()
+                    hits = [p for p in outside if p in data and word in data[p] and test(data[p])]
+                else:
+                    hits = [p for p in outside if self._matches(p, test, test.key, data, entries, read_errors)]
                 if not hits:
                     found = []
                 elif self.cache is None:

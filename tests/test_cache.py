@@ -618,3 +618,44 @@ def test_a_named_file_run_again_starts_from_its_last_plan(tmp_path, demand_round
     kept = named(path, cache_dir)
     assert rounds == []
     assert [d.sort_key() for d in kept.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
+
+
+def _applicability(analysis) -> list:
+    return [(d.code, d.fix.applicability if d.fix else None) for d in analysis.diagnostics if d.code == "DL101"]
+
+
+def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path):
+    """DL101's fix is safe only if no project file uses the list as more than a read-only one,
+    also the files no run analyses (``Project.uses_elsewhere``, their byte verdicts cached): an
+    edit of such a file that starts growing the attribute makes the next cached run hold the fix
+    unsafe, for the whole project and for the Dataset's file named alone; the edit undone, safe
+    again."""
+    from dllint.cache import FactCache
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "dl101_attribute_used_elsewhere"
+    root = tmp_path / "p"
+    (root / "tools").mkdir(parents=True)
+    for name in ("data.py", "train.py"):
+        (root / name).write_text((src / name).read_text())
+    (root / "pyproject.toml").write_text("")
+    tool = root / "tools" / "playlist.py"
+    reading = "def show(playlist):\n    return len(playlist.files)\n"
+    growing = (src / "tools" / "playlist.py").read_text()
+    data = str(root / "data.py")
+
+    def both():
+        settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
+        out = []
+        for targets, explicit in (([str(p) for p in root.rglob("*.py")], set()), ([data], {data})):
+            engine = Engine(settings, project_root, jobs=1, cache=FactCache(str(tmp_path / "cache")))
+            out.append(_applicability(engine.analyse(targets, enabled_codes(settings), explicit=explicit)))
+        return out
+
+    for text, expected in ((reading, "safe"), (growing, "unsafe"), (reading, "safe")):
+        tool.write_text(text)
+        age(root)
+        assert both() == [[("DL101", expected)]] * 2, text
+        assert both() == [[("DL101", expected)]] * 2, "warm: " + text

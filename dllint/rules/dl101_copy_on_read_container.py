@@ -516,9 +516,11 @@ class CopyOnReadContainer(Rule):
                     if fnref.key in setup and kind != "alias":
                         continue  # while the list is built, before the conversion
                 risky.append((facts.path, row, detail))
-        # outside the analysis, a use on ``self`` is another class's: planning takes in the
-        # files of a Dataset's subclasses (they name it)
-        risky.extend((path, use[2], use[1]) for path, use in project.uses_elsewhere(attr) if not use[3])
+        if not risky:
+            # the files outside the analysis (asked only now: for a common name such as `data`,
+            # hundreds of files); there a use on ``self`` is another class's: planning takes in
+            # the files of a Dataset's subclasses (they name it)
+            risky.extend((path, use[2], use[1]) for path, use in project.uses_elsewhere(attr) if not use[3])
         if risky:
             path, row, detail = min(risky)
             return "unsafe", f"the project uses it as more than a read-only list: {detail} ({display_path(path)}:{row})", init
