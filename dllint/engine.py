@@ -466,7 +466,11 @@ class Engine:
             self._prefetched = {}
         project = Project(self.settings, index, facts, data, target_set)
         project.edits = self.edits
-        outside = [p for p in paths if p not in facts and p not in oversized and not p.endswith(".ipynb") and not _is_stub(p, explicit)]
+        outside = [
+            p for p in paths
+            if p not in facts and p not in oversized and p not in read_errors and (p in data or p in entries)
+            and not p.endswith(".ipynb") and not _is_stub(p, explicit)
+        ]
         project.elsewhere = self._elsewhere(outside, names, items, data, entries, read_errors, overlay)
         if cache is not None:
             from dllint.cache import Derived
@@ -527,28 +531,54 @@ class Engine:
 
     def _elsewhere(self, outside: list[str], names, items, data, entries, read_errors, overlay):
         """``Project.elsewhere``: attr -> [(path, facts)] of the files of ``outside`` (the project's
-        modules the run did not analyse) whose bytes name ``.attr`` (``AttributeNamed``, its
-        verdict cached per content hash), their facts computed as any file's (cached), not added
-        to the model. Answers are kept for the run."""
+        modules the run did not analyse) whose bytes name ``.attr`` (``AttributeNamed``), their
+        facts computed as any file's (cached), not added to the model. Answers are kept for the
+        run; with a cache, which files name it is remembered under the attribute and the content
+        hashes of all of ``outside`` (``cache.Derived``: an edit of an analysed file keeps it; one
+        answer, not a verdict per file and attribute in the stat index)."""
         answers: dict[str, list] = {}
+        contents: list[bytes] = []  # the paths and content hashes of ``outside``, built once
+
+        def named_by(attr: str) -> list[str]:
+            test = AttributeNamed(attr)
+            if self.cache is None:  # every file's bytes are held
+                return [p for p in outside if p in data and test(data[p])]
+            from dllint.cache import Derived
+
+            derived = Derived(self.cache)
+            if not contents:
+                contents.append(b"".join(
+                    p.encode("utf-8", "surrogatepass") + b"\0" + (entries[p][2] if p in entries else content_hash(data[p]))
+                    for p in outside
+                ))
+            key = derived.key("attribute named v1", attr, contents[0])
+            stored = derived.get(key)
+            if type(stored) is list and all(type(i) is int and 0 <= i < len(outside) for i in stored):
+                return [outside[i] for i in stored]
+            hits = []
+            for i, p in enumerate(outside):
+                blob = data.get(p)
+                if blob is None:  # not kept: the file is read only for this test
+                    try:
+                        with open(p, "rb") as fh:
+                            blob = fh.read()
+                    except OSError:
+                        continue
+                if test(blob):
+                    hits.append(i)
+            derived.put(key, hits)
+            return [outside[i] for i in hits]
 
         def elsewhere(attr: str) -> list[tuple[str, FileFacts]]:
             found = answers.get(attr)
             if found is None:
-                test = AttributeNamed(attr)
-                if self.cache is None:  # every file's bytes are held: a plain substring test first
-                    word = attr.encode()
-                    hits = [p for p in outside if p in data and word in data[p] and test(data[p])]
-                else:
-                    hits = [p for p in outside if self._matches(p, test, test.key, data, entries, read_errors)]
+                hits = named_by(attr)
                 if not hits:
                     found = []
                 elif self.cache is None:
-                    computed = self.store.compute(items(hits))
-                    found = sorted(computed.items())
+                    found = sorted(self.store.compute(items(hits)).items())
                 else:
-                    computed = self._cached_facts(hits, names, data, entries, read_errors, items, overlay)
-                    found = sorted(computed.items())
+                    found = sorted(self._cached_facts(hits, names, data, entries, read_errors, items, overlay).items())
                 answers[attr] = found
             return found
 

@@ -624,7 +624,7 @@ def _applicability(analysis) -> list:
     return [(d.code, d.fix.applicability if d.fix else None) for d in analysis.diagnostics if d.code == "DL101"]
 
 
-def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path):
+def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path, monkeypatch):
     """DL101's fix is safe only if no project file uses the list as more than a read-only one,
     also the files no run analyses (``Project.uses_elsewhere``, their byte verdicts cached): an
     edit of such a file that starts growing the attribute makes the next cached run hold the fix
@@ -634,6 +634,7 @@ def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path):
     from dllint.commands.check import enabled_codes, load_configuration
     from dllint.config import Overrides
     from dllint.engine import Engine
+    from dllint.prefilter import AttributeNamed
 
     src = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "dl101_attribute_used_elsewhere"
     root = tmp_path / "p"
@@ -659,3 +660,16 @@ def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path):
         age(root)
         assert both() == [[("DL101", expected)]] * 2, text
         assert both() == [[("DL101", expected)]] * 2, "warm: " + text
+
+    # an edit of an analysed file runs the rules again; which files outside name the attribute
+    # is remembered (keyed by their contents), so none of them is searched again
+    tool.write_text(growing)
+    age(root)
+    assert both() == [[("DL101", "unsafe")]] * 2
+    searched = []
+    monkeypatch.setattr(AttributeNamed, "__call__", lambda self, data: searched.append(data) or self.word in data)
+    train = root / "train.py"
+    train.write_text(train.read_text() + "\n\nEPOCHS = 3\n")
+    age(root)
+    assert both() == [[("DL101", "unsafe")]] * 2
+    assert searched == []
