@@ -466,11 +466,8 @@ class Engine:
             self._prefetched = {}
         project = Project(self.settings, index, facts, data, target_set)
         project.edits = self.edits
-        outside = [
-            p for p in paths
-            if p not in facts and p not in oversized and p not in read_errors and (p in data or p in entries)
-            and not p.endswith(".ipynb") and not _is_stub(p, explicit)
-        ]
+        # (a named file's run has put the project's other notebooks aside: they are read if asked)
+        outside = [p for p in paths if p not in facts and p not in oversized and p not in read_errors and not _is_stub(p, explicit)]
         project.elsewhere = self._elsewhere(outside, names, items, data, entries, read_errors, overlay)
         if cache is not None:
             from dllint.cache import Derived
@@ -539,35 +536,57 @@ class Engine:
         answers: dict[str, list] = {}
         contents: list[bytes] = []  # the paths and content hashes of ``outside``, built once
 
-        def named_by(attr: str) -> list[str]:
-            test = AttributeNamed(attr)
-            if self.cache is None:  # every file's bytes are held
-                return [p for p in outside if p in data and test(data[p])]
-            from dllint.cache import Derived
+        raw: dict[str, bytes | None] = {}  # files not held in ``data``, read for these tests
 
-            derived = Derived(self.cache)
-            if not contents:
-                contents.append(b"".join(
-                    p.encode("utf-8", "surrogatepass") + b"\0" + (entries[p][2] if p in entries else content_hash(data[p]))
-                    for p in outside
-                ))
-            key = derived.key("attribute named v1", attr, contents[0])
-            stored = derived.get(key)
-            if type(stored) is list and all(type(i) is int and 0 <= i < len(outside) for i in stored):
-                return [outside[i] for i in stored]
-            hits = []
-            for i, p in enumerate(outside):
-                blob = data.get(p)
-                if blob is None:  # not kept: the file is read only for this test
+        def blob_of(p: str) -> bytes | None:
+            blob = data.get(p)
+            if blob is None:
+                if p not in raw:
                     try:
                         with open(p, "rb") as fh:
-                            blob = fh.read()
+                            raw[p] = fh.read()
                     except OSError:
+                        raw[p] = None
+                blob = raw[p]
+                if not p.endswith(".ipynb"):
+                    raw.pop(p)  # a module's bytes are not kept; a notebook's may be converted below
+            return blob
+
+        def search(test) -> list[int]:
+            return [i for i, p in enumerate(outside) if (blob := blob_of(p)) is not None and test(blob)]
+
+        def named_by(attr: str) -> list[str]:
+            test = AttributeNamed(attr)
+            if self.cache is None:
+                hits = search(test)
+            else:
+                from dllint.cache import Derived
+
+                derived = Derived(self.cache)
+                if not contents:
+                    contents.append(b"".join(
+                        p.encode("utf-8", "surrogatepass") + b"\0"
+                        + (entries[p][2] if p in entries else content_hash(blob_of(p) or b""))
+                        for p in outside
+                    ))
+                key = derived.key("attribute named v1", attr, contents[0])
+                stored = derived.get(key)
+                if type(stored) is list and all(type(i) is int and 0 <= i < len(outside) for i in stored):
+                    hits = stored
+                else:
+                    hits = search(test)
+                    derived.put(key, hits)
+            out = []
+            for p in (outside[i] for i in hits):
+                if p not in data and p.endswith(".ipynb"):  # a notebook put aside: its code cells
+                    from dllint.notebook import NotebookError, notebook_python
+
+                    try:
+                        data[p] = notebook_python(blob_of(p) or b"")[0]
+                    except NotebookError:
                         continue
-                if test(blob):
-                    hits.append(i)
-            derived.put(key, hits)
-            return [outside[i] for i in hits]
+                out.append(p)
+            return out
 
         def elsewhere(attr: str) -> list[tuple[str, FileFacts]]:
             found = answers.get(attr)

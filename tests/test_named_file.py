@@ -91,3 +91,36 @@ def test_a_named_file_parses_only_what_it_reaches(tmp_path):
         # of the entry function that starts the workers, found unrelated and nothing else of b follows
         assert alone.project.files and not any("/b/" in p and not p.endswith("/b/train.py") for p in alone.project.files), sorted(alone.project.files)
         assert {_key(d) for d in alone.diagnostics} == {_key(d) for d in whole.diagnostics if d.path == path}
+
+
+def test_a_notebook_put_aside_by_a_named_run_still_decides_a_fix(tmp_path):
+    """A named file's run does not read the project's notebooks, yet a notebook growing a
+    Dataset's list makes DL101's fix unsafe in the whole run (the notebook is analysed there):
+    alone, the Dataset's file gets the same applicability (``Project.uses_elsewhere`` reads the
+    notebooks put aside when they name the attribute)."""
+    import json
+    import shutil
+
+    from golden import FIXTURES
+
+    src = FIXTURES / "projects" / "dl101_attribute_used_elsewhere"
+    for name in ("data.py", "train.py"):
+        shutil.copy(src / name, tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text("")
+    cells = [
+        "from data import Clips\n\nclips = Clips('clips')",
+        "clips.files.append('extra.txt')  # grown by hand, after the constructor",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    (tmp_path / "explore.ipynb").write_text(json.dumps(notebook))
+    make, targets, enabled = _engine(tmp_path)
+    whole = make().analyse(targets, enabled)
+    data = str(tmp_path / "data.py")
+    fixes = [(d.code, d.fix.applicability) for d in whole.diagnostics if d.path == data and d.code == "DL101"]
+    assert fixes == [("DL101", "unsafe")], whole.diagnostics
+    alone = make().analyse([data], enabled, None, {data})
+    assert not any(p.endswith(".ipynb") for p in alone.project.files)  # not analysed, only read for the attribute
+    assert {_key(d) for d in alone.diagnostics} == {_key(d) for d in whole.diagnostics if d.path == data}
