@@ -680,24 +680,32 @@ def test_the_fixed_attribute_is_really_packed(key, results):
     assert results["fixed"][key][2] == "_CompactList", results["fixed"][key]
 
 
-def test_an_unsafe_fix_changes_what_its_message_says(tmp_path):
-    """fix_patterns.LaterAlias: the fix is unsafe because `add()` aliases the list and extends it
-    after the constructor; run both versions and see the fixed one fail there."""
+def _grown_after_the_fix(case: str, setup: str, grow: str, tmp_path) -> list[list[str]]:
+    """[original, unsafe-fixed]: each prints the dataset's length, then either its length after
+    ``grow`` (one item more) or the name of the exception ``grow`` raised. ``setup`` builds
+    ``ds`` from the data folder ``sys.argv[2]``, the case's directory being ``sys.argv[1]``."""
     root = make_data(tmp_path / "data")
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import fix_patterns as m; "
-        "ds = m.LaterAlias(sys.argv[2]); n = len(ds)\n"
-        "try:\n    ds.add(['x.txt']); print(n, len(ds))\nexcept Exception as e:\n    print(n, type(e).__name__)\n"
+        f"import sys; sys.path.insert(0, sys.argv[1]); {setup}; n = len(ds)\n"
+        f"try:\n    {grow}; print(n, len(ds))\nexcept Exception as e:\n    print(n, type(e).__name__)\n"
     )
     out = []
     for kind in ("original", "unsafe-fixed"):
-        directory = variant("dl101/fix_patterns", kind, tmp_path / kind)
+        directory = variant(case, kind, tmp_path / kind)
         proc = subprocess.run([sys.executable, "-c", code, str(directory), str(root)], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         out.append(proc.stdout.split())
     n = out[0][0]
+    assert int(n) > 1
     assert out[0] == [n, str(int(n) + 1)]
-    assert out[1] == [n, "TypeError"]
+    return out
+
+
+def test_an_unsafe_fix_changes_what_its_message_says(tmp_path):
+    """fix_patterns.LaterAlias: the fix is unsafe because `add()` aliases the list and extends it
+    after the constructor; run both versions and see the fixed one fail there."""
+    out = _grown_after_the_fix("dl101/fix_patterns", "import fix_patterns as m; ds = m.LaterAlias(sys.argv[2])", "ds.add(['x.txt'])", tmp_path)
+    assert out[1] == [out[0][0], "TypeError"]
 
 
 def test_the_packed_lists_iterators_pickle_mid_way_as_a_lists_do(tmp_path, monkeypatch):
@@ -726,19 +734,10 @@ def test_an_unsafe_fix_found_unsafe_outside_the_analysis_breaks_that_use(tmp_pat
     """projects/dl101_attribute_used_elsewhere: a project file no run analyses (it names no
     data-loading code) grows the `files` of what it is handed; the fix is offered as unsafe for
     it, and indeed a packed list handed there fails where the list grew."""
-    root = make_data(tmp_path / "data")
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import data; from tools import playlist; "
-        "ds = data.Clips(sys.argv[2]); n = len(ds)\n"
-        "try:\n    playlist.add(ds, 'x.txt'); print(n, len(ds))\nexcept Exception as e:\n    print(n, type(e).__name__)\n"
+    out = _grown_after_the_fix(
+        "projects/dl101_attribute_used_elsewhere",
+        "import data; from tools import playlist; ds = data.Clips(sys.argv[2])",
+        "playlist.add(ds, 'x.txt')",
+        tmp_path,
     )
-    out = []
-    for kind in ("original", "unsafe-fixed"):
-        directory = variant("projects/dl101_attribute_used_elsewhere", kind, tmp_path / kind)
-        proc = subprocess.run([sys.executable, "-c", code, str(directory), str(root)], capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        out.append(proc.stdout.split())
-    n = out[0][0]
-    assert int(n) > 1
-    assert out[0] == [n, str(int(n) + 1)]
-    assert out[1] == [n, "AttributeError"]
+    assert out[1] == [out[0][0], "AttributeError"]
