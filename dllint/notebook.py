@@ -5,8 +5,10 @@ Python is masked *without shifting positions* (one source line stays one line):
 
 - a cell whose first non-blank line is a cell magic (``%%time``, ``%%bash`` ...): every line of the
   cell becomes an empty line (the cell is skipped);
-- a line magic (``%matplotlib inline``), a shell escape (``!pip install x``) or a help request
-  (``obj?``, ``??obj``): the line becomes ``pass`` at the same indentation;
+- a line magic (``%matplotlib inline``; also without its ``%``, as Jupyter's automagic runs
+  ``ls ./data`` or ``pip install x``, when the line is not Python by itself), a shell escape
+  (``!pip install x``) or a help request (``obj?``, ``??obj``): the line becomes ``pass`` at the
+  same indentation;
 - an assignment from one (``files = !ls``, ``t = %timeit -o f()``): the right-hand side becomes a
   call of an unknown function (``files = get_ipython()``), so the name's value stays unknown.
 
@@ -36,6 +38,19 @@ MASK_CALL = "get_ipython()"
 _LINE_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:%|!|\?)")
 _HELP = re.compile(r"^(?P<indent>[ \t]*)\??[A-Za-z_][\w.]*(?:\(\))?\?{1,2}[ \t]*$")
 _ASSIGN_MAGIC = re.compile(r"^(?P<head>[ \t]*[A-Za-z_][\w., \t]*?[ \t]*=[ \t]*)(?:%|!)")
+# IPython's line magics and default shell aliases, which Jupyter runs without the ``%`` (automagic,
+# on by default): ``ls ./embeddings/``, ``cd data``, ``pip install x``, ``time f()``
+AUTOMAGICS = (
+    "alias alias_magic autoawait autocall automagic autosave bookmark cat cd clear colors conda config "
+    "connect_info cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir less "
+    "lf lk ll load load_ext loadpy logoff logon logstart logstate logstop ls lsmagic lx macro magic man "
+    "mamba matplotlib micromamba mkdir more mv notebook page pastebin pdb pdef pdoc pfile pinfo pinfo2 "
+    "pip popd pprint precision prun psearch psource pushd pwd pycat pylab qtconsole quickref recall "
+    "rehashx reload_ext rep rerun reset reset_selective rm rmdir run save sc set_env store sx system tb "
+    "time timeit unalias unload_ext uv who who_ls whos xdel xmode"
+).split()
+# a magic's name, then its arguments (``_automagic`` keeps the lines that are Python)
+_AUTOMAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:" + "|".join(AUTOMAGICS) + r")[ \t]+\S")
 
 
 class NotebookError(ValueError):
@@ -296,7 +311,7 @@ def mask_cell(lines: list[str]) -> list[str]:
             out.append("")
             continued = line.rstrip().endswith("\\")
             continue
-        m = _LINE_MAGIC.match(line) or _HELP.match(line)
+        m = _LINE_MAGIC.match(line) or _HELP.match(line) or _automagic(line)
         if m:
             out.append(m.group("indent") + "pass")
             continued = line.rstrip().endswith("\\")
@@ -308,6 +323,16 @@ def mask_cell(lines: list[str]) -> list[str]:
             continue
         out.append(line)
     return out
+
+
+def _automagic(line: str):
+    """A line magic called without ``%`` (``ls ./embeddings/``), when the line is not a Python
+    statement by itself: ``time = 3``, ``ls(x)`` and ``ls -la`` (an expression) are kept as they
+    are."""
+    m = _AUTOMAGIC.match(line)
+    if m is None or _parses(line.strip()):
+        return None
+    return m
 
 
 def read_notebook(raw: bytes) -> NotebookSource:

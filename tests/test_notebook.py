@@ -76,6 +76,29 @@ def test_masking_keeps_every_line_and_position():
     compile("\n".join(masked), "<cell>", "exec")
 
 
+def test_magics_called_without_percent_are_masked_when_not_python():
+    """Jupyter runs ``ls ./data``, ``cd ..`` or ``pip install x`` as magics (automagic): they are
+    masked like ``%ls``. A line that is Python by itself stays (``time = 3``, ``pwd``, ``ls(x)``,
+    ``ls -la``), and so does every line of a cell that parses."""
+    cell = ["ls ./embeddings/", "cd ..", "    pip install -U numpy", "time = 3", "pwd", "ls(x)", "ls -la", "y = time"]
+    masked = mask_cell(["for _ in x:"] + cell[:3] + ["print(y"])  # (a cell that does not parse)
+    assert masked == ["for _ in x:", "pass", "pass", "    pass", "print(y"]
+    masked = mask_cell(cell)
+    assert masked == ["pass", "pass", "    pass", "time = 3", "pwd", "ls(x)", "ls -la", "y = time"]
+    assert mask_cell(cell[3:]) == cell[3:]  # valid Python: untouched
+    assert mask_cell(["run train.py --epochs 3", "import os"]) == ["pass", "import os"]
+
+
+def test_a_notebook_with_automagic_lines_is_no_syntax_error(tmp_path):
+    work = project(tmp_path)
+    cells = [("code", "from torch.utils.data import DataLoader\nls ./embeddings/"), ("code", "cd data\nx = 1")]
+    (work / "n.ipynb").write_text(notebook(cells))
+    assert lint(work) == (0, "")
+    # a cell that still does not parse once `cd data` is masked: that error is reported
+    (work / "n.ipynb").write_text(notebook([cells[0], ("code", "cd data\nx = (")]))
+    assert lint(work) == (1, "n.ipynb:cell 2:line 2:5: DL000 syntax error: '(' was never closed\n")
+
+
 def test_cell_magic_skips_the_cell_and_valid_cells_are_untouched():
     assert mask_cell(["%%bash", "echo (", "ls"]) == ["", "", ""]
     # a valid cell is never masked, even where a line of a string starts with %
