@@ -29,12 +29,9 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
 def line_starts(text: str) -> list[int]:
     """Offset of the start of each line (1-based row r starts at starts[r - 1])."""
     starts = [0]
-    if _OTHER_BREAKS.search(text) is None:
-        starts.extend(accumulate(map(len, text.splitlines(True))))  # each line's end
-        if text and text[-1] not in "\r\n":
-            starts.pop()  # the last line has no terminator: no line starts after it
-        return starts
-    starts.extend(m.end() for m in _NEWLINE.finditer(text))
+    starts.extend(accumulate(map(len, split_lines(text, True))))  # each line's end
+    if text and text[-1] not in "\r\n":
+        starts.pop()  # the last line has no terminator: no line starts after it
     return starts
 
 
