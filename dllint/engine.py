@@ -393,13 +393,17 @@ class Engine:
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p], names.shadowed) for p in sorted(selected)]
 
+        def facts_of(selected) -> dict[str, FileFacts]:
+            """The facts of these files (cached), the layout untouched."""
+            if cache is not None:
+                return self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
+            out, _blobs, rest = self._take_prefetched(items(selected))
+            if rest:
+                out.update(self.store.compute(rest))
+            return out
+
         def compute(selected) -> dict[str, FileFacts]:
-            if cache is None:
-                out, _blobs, rest = self._take_prefetched(items(selected))
-                if rest:
-                    out.update(self.store.compute(rest))
-            else:
-                out = self._cached_facts(selected, names, data, entries, read_errors, items, overlay)
+            out = facts_of(selected)
             for path, found in out.items():  # a module of namespace packages its path cannot show
                 layout.rename(path, ModuleName(found.module, found.root, found.is_package))
                 layout.add_search_tails(path, found.signals.get("sys_path", ()))
@@ -468,7 +472,7 @@ class Engine:
         project.edits = self.edits
         # (a named file's run has put the project's other notebooks aside: they are read if asked)
         outside = [p for p in paths if p not in facts and p not in oversized and p not in read_errors and not _is_stub(p, explicit)]
-        project.elsewhere = self._elsewhere(outside, names, items, data, entries, read_errors, overlay)
+        project.elsewhere = self._elsewhere(outside, facts_of, data, entries)
         if cache is not None:
             from dllint.cache import Derived
 
@@ -526,50 +530,53 @@ class Engine:
             watched = finalize(watched, notebooks)
         return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched)
 
-    def _elsewhere(self, outside: list[str], names, items, data, entries, read_errors, overlay):
+    def _elsewhere(self, outside: list[str], facts_of, data, entries):
         """``Project.elsewhere``: attr -> [(path, facts)] of the files of ``outside`` (the project's
         modules the run did not analyse) whose bytes name ``.attr`` (``AttributeNamed``), their
-        facts computed as any file's (cached), not added to the model. Answers are kept for the
-        run; with a cache, which files name it is remembered under the attribute and the content
-        hashes of all of ``outside`` (``cache.Derived``: an edit of an analysed file keeps it; one
-        answer, not a verdict per file and attribute in the stat index)."""
+        facts from ``facts_of`` (computed as any file's, cached; the model's layout untouched),
+        not added to the model. Answers are kept for the run; with a cache, which files name it is
+        remembered under the attribute and the content hashes of all of ``outside``
+        (``cache.Derived``: an edit of an analysed file keeps it; one answer, not a verdict per
+        file and attribute in the stat index)."""
         answers: dict[str, list] = {}
-        contents: list[bytes] = []  # the paths and content hashes of ``outside``, built once
-
-        raw: dict[str, bytes | None] = {}  # files not held in ``data``, read for these tests
+        notebooks: dict[str, bytes | None] = {}  # a named run's notebooks put aside, read here
+        derived = None
+        contents = None  # the paths and content hashes of ``outside``, built when first needed
 
         def blob_of(p: str) -> bytes | None:
             blob = data.get(p)
-            if blob is None:
-                if p not in raw:
-                    try:
-                        with open(p, "rb") as fh:
-                            raw[p] = fh.read()
-                    except OSError:
-                        raw[p] = None
-                blob = raw[p]
-                if not p.endswith(".ipynb"):
-                    raw.pop(p)  # a module's bytes are not kept; a notebook's may be converted below
-            return blob
+            if blob is not None:
+                return blob
+            if p in notebooks:
+                return notebooks[p]
+            try:
+                with open(p, "rb") as fh:
+                    blob = fh.read()
+            except OSError:
+                blob = None
+            if p.endswith(".ipynb"):  # kept: converted below when it names the attribute
+                notebooks[p] = blob
+            return blob  # a module's bytes are not kept
 
         def search(test) -> list[int]:
             return [i for i, p in enumerate(outside) if (blob := blob_of(p)) is not None and test(blob)]
 
         def named_by(attr: str) -> list[str]:
+            nonlocal derived, contents
             test = AttributeNamed(attr)
             if self.cache is None:
                 hits = search(test)
             else:
-                from dllint.cache import Derived
+                if derived is None:
+                    from dllint.cache import Derived
 
-                derived = Derived(self.cache)
-                if not contents:
-                    contents.append(b"".join(
+                    derived = Derived(self.cache)
+                    contents = b"".join(
                         p.encode("utf-8", "surrogatepass") + b"\0"
                         + (entries[p][2] if p in entries else content_hash(blob_of(p) or b""))
                         for p in outside
-                    ))
-                key = derived.key("attribute named v1", attr, contents[0])
+                    )
+                key = derived.key("attribute named v1", attr, contents)
                 stored = derived.get(key)
                 if type(stored) is list and all(type(i) is int and 0 <= i < len(outside) for i in stored):
                     hits = stored
@@ -592,13 +599,7 @@ class Engine:
             found = answers.get(attr)
             if found is None:
                 hits = named_by(attr)
-                if not hits:
-                    found = []
-                elif self.cache is None:
-                    found = sorted(self.store.compute(items(hits)).items())
-                else:
-                    found = sorted(self._cached_facts(hits, names, data, entries, read_errors, items, overlay).items())
-                answers[attr] = found
+                found = answers[attr] = sorted(facts_of(hits).items()) if hits else []
             return found
 
         return elsewhere
