@@ -33,7 +33,9 @@ def age(root: Path, seconds: float = 10) -> None:
         os.utime(p, (past, past))
 
 
-def analyse(root: Path, cache_dir: Path | None, jobs: int = 1):
+def analyse(root: Path, cache_dir: Path | None, jobs: int = 1, named: str | None = None):
+    """The run of the whole project under ``root``, or of the file ``named`` alone (as the
+    command line names it)."""
     from dllint.cache import FactCache
     from dllint.commands.check import enabled_codes, load_configuration
     from dllint.config import Overrides
@@ -43,6 +45,8 @@ def analyse(root: Path, cache_dir: Path | None, jobs: int = 1):
     settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
     cache = FactCache(str(cache_dir)) if cache_dir else None
     engine = Engine(settings, project_root, jobs=jobs, cache=cache)
+    if named is not None:
+        return engine.analyse([named], enabled_codes(settings), explicit={named}), cache
     targets = discover([str(root)], project_root, settings.all_excludes, settings.respect_gitignore)
     return engine.analyse(targets, enabled_codes(settings)), cache
 
@@ -626,14 +630,10 @@ def _applicability(analysis) -> list:
 
 def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path, monkeypatch):
     """DL101's fix is safe only if no project file uses the list as more than a read-only one,
-    also the files no run analyses (``Project.uses_elsewhere``, their byte verdicts cached): an
-    edit of such a file that starts growing the attribute makes the next cached run hold the fix
-    unsafe, for the whole project and for the Dataset's file named alone; the edit undone, safe
-    again."""
-    from dllint.cache import FactCache
-    from dllint.commands.check import enabled_codes, load_configuration
-    from dllint.config import Overrides
-    from dllint.engine import Engine
+    also the files no run analyses (``Project.uses_elsewhere``, which files name the attribute
+    remembered in the cache): an edit of such a file that starts growing the attribute makes the
+    next cached run hold the fix unsafe, for the whole project and for the Dataset's file named
+    alone; the edit undone, safe again."""
     from dllint.prefilter import AttributeNamed
 
     src = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "dl101_attribute_used_elsewhere"
@@ -648,12 +648,7 @@ def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path, mo
     data = str(root / "data.py")
 
     def both():
-        settings, project_root = load_configuration([str(root)], None, Overrides(select=["ALL"]))
-        out = []
-        for targets, explicit in (([str(p) for p in root.rglob("*.py")], set()), ([data], {data})):
-            engine = Engine(settings, project_root, jobs=1, cache=FactCache(str(tmp_path / "cache")))
-            out.append(_applicability(engine.analyse(targets, enabled_codes(settings), explicit=explicit)))
-        return out
+        return [_applicability(analyse(root, tmp_path / "cache", named=named)[0]) for named in (None, data)]
 
     for text, expected in ((reading, "safe"), (growing, "unsafe"), (reading, "safe")):
         tool.write_text(text)
