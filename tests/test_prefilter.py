@@ -316,3 +316,29 @@ def test_the_scan_computes_the_facts_a_plain_extraction_computes(tmp_path):
         plain = extract(path, module, root, is_package, data, all_rules(), loader_classes, frozenset())
         assert serial.dumps(facts) == serial.dumps(plain) == blob, path
     assert accepted > 20 and out[str(quiet)][2] is False
+
+
+def test_grouped_byte_search_finds_the_words_one_search_per_word_finds():
+    """``Triggers.from_bytes`` looks for a group of words sharing a prefix only where the prefix
+    occurs: its answers are those of a search for every word, on texts holding each word, its
+    prefix alone, or a word of another group."""
+    words = {b"DataLoader", b"Dataset", b"DataBase", b"workers", b"worker_init_fn", b"set_start_method", b"OMP_NUM_THREADS"}
+    comments = {b"noqa: DL", b"noqa:DL"}
+    triggers = Triggers(words, comments)
+
+    def plain(data: bytes):
+        if any(w in data for w in comments):
+            return True
+        present = [w for w in words if w in data]
+        if not present:
+            return False
+        from dllint.prefilter import _in_paths
+
+        return False if all(_in_paths(data, w) for w in present) else None
+
+    samples = [b"", b"x = 1", b"Data = 2", b"DataLoad", b"x = DataLoader(ds)", b'p = "a/Dataset/b"', b"worker = 1",
+               b"set_s = 0", b"def f(workers): pass", b"x = 1  # noqa: E501", b"x = 1  # noqa:DL101", b"os.environ['OMP_NUM_THREADS']",
+               b'u = "https://x/DataBase/"\nworker_init_fn = None']
+    assert len(triggers._code_gates) < len(words)  # grouped: fewer passes than words
+    for data in samples:
+        assert triggers.from_bytes(data) == plain(data), data
