@@ -10,8 +10,10 @@ Each tree is copied (its .py/.pyi files only) under a scratch directory with a `
 that directory is the project root for both tools, the cache lands there and the original is never
 touched. Within a round the commands alternate: ruff, dllint cold (cache deleted first), dllint warm
 (cache present, nothing changed), dllint after one file changed (a comment appended to a file the
-pre-filter selects), and dllint on that one file alone without a cache (what a pre-commit hook
-runs on a staged file). Wall time is measured around the process; peak memory is the largest sum of
+pre-filter selects: its facts stay, the last findings stand), dllint on that one file alone
+without a cache (what a pre-commit hook runs on a staged file), and dllint after a line of code
+appended to the same file (``_dllint_bench_edit = N``: its facts change, so the model and the
+rules run again over the cached facts of the other files). Wall time is measured around the process; peak memory is the largest sum of
 the resident sizes of the process tree, sampled every 10 ms (and the kernel's max RSS of the
 largest single process, from wait4). Writes bench/results/<timestamp>.json and prints a table.
 """
@@ -199,8 +201,8 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
         check += ["--jobs", str(args.jobs)]
     ruff = [args.ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", "."]
     touch = pick_touch_file(root, dllint)
-    results: dict[str, list[dict]] = {"ruff": [], "cold": [], "warm": [], "touched": [], "one_file": []}
-    outputs: dict[str, set[str]] = {"cold": set(), "warm": set(), "touched": set()}
+    results: dict[str, list[dict]] = {"ruff": [], "cold": [], "warm": [], "touched": [], "one_file": [], "code_edit": []}
+    outputs: dict[str, set[str]] = {"cold": set(), "warm": set(), "touched": set(), "code_edit": set()}
     if args.warmup:  # page cache and Python's .pyc files, not measured
         subprocess.run([*check, "--no-cache", "."], cwd=root, capture_output=True, env=ENV)
         subprocess.run(ruff, cwd=root, capture_output=True, env=ENV)
@@ -216,6 +218,10 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
             results["touched"].append(measure([*check, "."], root))
             # pre-commit: the staged file alone, no cache
             results["one_file"].append(measure([*check, "--no-cache", os.path.relpath(touch, root)], root))
+            # a code edit: the file's facts change (a module constant), the cache holds the others'
+            with open(touch, "ab") as fh:
+                fh.write(f"_dllint_bench_edit = {i}\n".encode())
+            results["code_edit"].append(measure([*check, "."], root))
         for kind in outputs:
             if results[kind]:
                 outputs[kind].add(results[kind][-1]["output"].replace(f"# bench edit {i}", ""))
@@ -234,12 +240,14 @@ def bench_tree(label: str, root: str, files: int, lines: int, args, dllint: list
             "exit_codes": sorted({r["rc"] for r in runs}),
         }
     ruff_median = report["ruff"]["wall"]["median"]
-    kinds = ("cold", "warm", "touched", "one_file")
+    kinds = ("cold", "warm", "touched", "one_file", "code_edit")
     report["ratios"] = {k: report[k]["wall"]["median"] / ruff_median for k in kinds if k in report}
     ruff_cpu = report["ruff"]["cpu"]["median"] or 1e-9
     report["cpu_ratios"] = {k: report[k]["cpu"]["median"] / ruff_cpu for k in kinds if k in report}
     report["findings"] = len([l for l in results["cold"][-1]["output"].splitlines() if l.strip()])
     report["cold_equals_warm"] = outputs["cold"] == outputs["warm"] and len(outputs["cold"]) == 1
+    if outputs["code_edit"]:  # a module constant added at the end changes no finding
+        report["code_edit_equals_cold"] = outputs["code_edit"] == outputs["cold"]
     return report
 
 
@@ -361,7 +369,7 @@ def print_table(result: dict) -> None:
     print(head)
     print("-" * len(head))
     for t in result["trees"]:
-        for kind in ("ruff", "cold", "warm", "touched", "one_file"):
+        for kind in ("ruff", "cold", "warm", "touched", "one_file", "code_edit"):
             if kind not in t:
                 continue
             k = t[kind]
@@ -373,10 +381,11 @@ def print_table(result: dict) -> None:
                 f"{k['cpu']['median']:>7.2f}{t['cpu_ratios'].get(kind, 1.0):>7.2f}"
                 f"{k['peak_tree_mb']:>9.0f}{k['files_per_s']:>9.0f}{k['lines_per_s']:>11.0f}"
             )
-        print(f"{'':<16}findings: {t['findings']}, cold output == warm output: {t['cold_equals_warm']}")
+        same = f", code edit output == cold output: {t['code_edit_equals_cold']}" if "code_edit_equals_cold" in t else ""
+        print(f"{'':<16}findings: {t['findings']}, cold output == warm output: {t['cold_equals_warm']}{same}")
     print("\nmarkdown (median wall; x ruff wall, and CPU seconds x ruff's in brackets):")
-    print("| tree | files | ruff | dllint cold | warm | touch-1 | one file, no cache | peak memory (cold) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| tree | files | ruff | dllint cold | warm | touch-1 | one file, no cache | code edit | peak memory (cold) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for t in result["trees"]:
         def cell(kind, ratio=True):
             if kind not in t:
@@ -387,7 +396,7 @@ def print_table(result: dict) -> None:
             return f"{w:.2f} s ({t['ratios'][kind]:.1f}x; cpu {t['cpu_ratios'][kind]:.1f}x)"
         print(
             f"| {t['label']} | {t['files']:,} | {t['ruff']['wall']['median']:.2f} s | {cell('cold')} | {cell('warm')} |"
-            f" {cell('touched', False)} | {cell('one_file', False)} | {t['cold']['peak_tree_mb']:.0f} MB |"
+            f" {cell('touched', False)} | {cell('one_file', False)} | {cell('code_edit', False)} | {t['cold']['peak_tree_mb']:.0f} MB |"
         )
     for s in result["scaling"]:
         print(
