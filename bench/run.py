@@ -62,7 +62,10 @@ def read_repos(path: str = REPOS_CSV) -> list[tuple[str, str]]:
 
 def copy_tree(src: str, dest: str, checkout: bool = False) -> tuple[int, int]:
     """Copy the .py/.pyi files of ``src`` to ``dest`` (``checkout``: also notebooks and project
-    markers, as eval/checkout.py writes a repository); (Python files, their lines)."""
+    markers, as eval/checkout.py writes a repository); (Python files, their lines). Modification
+    times are kept (``copy2``), as in a user's checkout: a file modified in the last two seconds
+    is not remembered by its stat signature (``cache.RACY_NS``), so fresh copies made the first
+    round's warm and touched runs read every file again."""
     files = lines = 0
     for directory, dirs, names in os.walk(src):
         dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git", ".dllint_cache", ".ruff_cache"))
@@ -70,14 +73,14 @@ def copy_tree(src: str, dest: str, checkout: bool = False) -> tuple[int, int]:
             if checkout and (name.endswith(CHECKOUT_SUFFIXES) or name in CHECKOUT_NAMES) and not name.endswith((".py", ".pyi")):
                 rel = os.path.relpath(os.path.join(directory, name), src)
                 os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
-                shutil.copyfile(os.path.join(directory, name), os.path.join(dest, rel))
+                shutil.copy2(os.path.join(directory, name), os.path.join(dest, rel))
                 continue
             if not name.endswith((".py", ".pyi")):
                 continue
             rel = os.path.relpath(os.path.join(directory, name), src)
             target = os.path.join(dest, rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copyfile(os.path.join(directory, name), target)
+            shutil.copy2(os.path.join(directory, name), target)
             with open(target, "rb") as fh:
                 lines += fh.read().count(b"\n")
             files += 1
