@@ -155,6 +155,10 @@ class LoaderCall:
     # DataLoader parameter name -> flow IR of the argument (dllint/facts/flow.py), evaluated by the
     # model in the enclosing function (``scope``)
     args_ir: dict[str, Any] = field(default_factory=dict)
+    # what the keyword fixes would find in the call's source (``facts.keyword_text``): its keyword
+    # names, a generator argument without parentheses of its own, the ``num_workers`` argument's
+    # source when simple; a run printing no edits decides from these whether a fix exists
+    edit_facts: tuple[tuple[str, ...], bool, str | None] | None = None
 
 
 @dataclass(slots=True)

@@ -238,13 +238,17 @@ def test_libcst_parses_only_files_with_a_fixable_finding(tmp_path, monkeypatch):
         return real(text, *args, **kwargs)
 
     monkeypatch.setattr(libcst, "parse_module", counting)
-    code, out = run_dllint(work, ["check", "--select", "DL204,DL301", "--target-version", "py311", "--no-cache"])
+    code, out = run_dllint(work, ["check", "--select", "DL204,DL301", "--target-version", "py311", "--no-cache", "--output-format", "json"])
     assert "frames.py" in out and "clean.py" not in out
     # the whole file once per run (shared by the rules); a keyword fix parses only its statement
     assert parsed.count("frames.py") == 1 and "clean.py" not in parsed
     # (a statement nested in a function or class is parsed under a synthetic `if 1:` line)
     statements = [p.removeprefix("if 1:\n") for p in parsed if p != "frames.py"]
     assert statements and all(p in CV2_DATASET and len(p) < len(CV2_DATASET) / 2 for p in statements), parsed
+    # a run printing no edits: the keyword fix's existence comes from the call's facts
+    parsed.clear()
+    code, text_out = run_dllint(work, ["check", "--select", "DL204,DL301", "--target-version", "py311", "--no-cache", "--unsafe-fixes"])
+    assert "DL301 [*]" in text_out and parsed == ["frames.py"], (parsed, text_out)
 
 
 # ---------------------------------------------------------------------------- DL101's fix by slices

@@ -12,6 +12,7 @@ import tokenize
 import warnings
 
 from dllint.facts.context import FUNC_TYPES, FileContext, is_main_guard_test
+from dllint.facts.keyword_text import keyword_edit_facts
 from dllint.facts.flow import FlowBuilder, dataclass_fields, dataclass_init_flow, file_signals, function_flow, is_dataclass, module_flow
 from dllint.facts.starts import argparse_worker_options, argparse_workers, cli_option_defaults, extract_starts
 from dllint.facts.syspath import sys_path_tails
@@ -605,6 +606,7 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
         module_level=fn is None,
         target=target,
         args_ir=args_ir,
+        edit_facts=keyword_edit_facts(ctx, call),
     )
 
 

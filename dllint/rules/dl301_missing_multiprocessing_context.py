@@ -125,15 +125,27 @@ class MissingMultiprocessingContext(Rule):
         blocker = spawn_blocker(project.index, loader, lambda path: project.payload(self.code, path))
         if blocker is not None:
             return None, blocker
-        src = statement_source(project, loader.file.path, loader.call.span)
+        known = loader.call.edit_facts
+        if not project.edits and known is not None:
+            # only whether the fix exists (the `[*]` mark, the counts): from the call's facts, as
+            # ``add_keyword`` and ``simple_argument`` decide (dllint/facts/keyword_text.py), no libcst
+            keywords, bare_generator, nw = known
+            src = None
+        else:
+            src = statement_source(project, loader.file.path, loader.call.span)
+            nw = simple_argument(src, loader.call.span, "num_workers", NUM_WORKERS_POSITION) if loader.workers == "maybe" else None
         value = '"spawn"'
         if loader.workers == "maybe":  # with 0 workers a context raises ValueError (DL304): pass it only with workers
-            nw = simple_argument(src, loader.call.span, "num_workers", NUM_WORKERS_POSITION)
             if nw is None:
                 return None, None
             value = f'"spawn" if {nw} > 0 else None'
-        edits = add_keyword(src, loader.call.span, "multiprocessing_context", value)
-        if not edits:
+        if src is None:
+            edits = () if "multiprocessing_context" not in keywords and not bare_generator else None
+        else:
+            edits = add_keyword(src, loader.call.span, "multiprocessing_context", value)
+            if not edits:
+                return None, None
+        if edits is None:
             return None, None
         return Fix(
             "unsafe",

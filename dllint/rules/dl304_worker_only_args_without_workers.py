@@ -162,6 +162,10 @@ def extract_calls(ctx) -> dict:
             "keywords": {},
             "passed": {},
             "dict_text": next((ctx.segment(kw.value, 60) for kw in node.keywords if kw.arg is None), None),
+            # a `#` in the call's source (a comment, or in a string): only then may the keyword
+            # fixes find no edit (``keywords.remove_keyword``), so a run printing no edits asks
+            # libcst only then (``_fixes``)
+            "comment": "#" in ctx._source_segment(node),
         }
         for kw in kws:
             entry["keywords"][kw.arg] = {
@@ -412,14 +416,21 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         comes through a ``**`` dict: the edit would have to go where the dict is built)."""
         if any(n not in entry["keywords"] for n in names):
             return None
+        # a run printing no edits (the `[*]` mark, the counts): a call without `#` in its source
+        # always takes the edits (removing a keyword, or guarding its value, fails only where a
+        # comment would go or move), so whether the fix exists is known without libcst
+        editless = not project.edits and entry.get("comment") is False
         if len(names) > 1 and (entry["nw_text"] is None or entry["nw_literal"]) and status == "zero" and not entry.get("expects"):
+            listed = ", ".join(f"`{n}`" for n in names)
+            if editless:
+                return Fix("safe", f"Remove {listed} (num_workers is 0)", ())
             from dllint.fixes.cst import statement_source
             from dllint.fixes.keywords import remove_keyword
 
             edits = remove_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, tuple(names))
-            listed = ", ".join(f"`{n}`" for n in names)
             return Fix("safe", f"Remove {listed} (num_workers is 0)", edits) if edits else None
-        fixes = [self._fix(project, loader, name, entry, status) for name in names]
+        # (several fixes are combined only if their edits do not overlap: the edits decide)
+        fixes = [self._fix(project, loader, name, entry, status, editless and len(names) == 1) for name in names]
         if any(f is None for f in fixes):
             return None
         if len(fixes) == 1:
@@ -432,19 +443,22 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         return Fix("safe", message, tuple(edits))
 
     @staticmethod
-    def _fix(project, loader, name, entry, status) -> Fix | None:
+    def _fix(project, loader, name, entry, status, editless: bool = False) -> Fix | None:
         if entry.get("expects"):
             return None  # a `try` / `suppress` that catches the ValueError: the fix would skip the handler
         from dllint.fixes.cst import statement_source
         from dllint.fixes.keywords import guard_keyword, remove_keyword
 
-        src = statement_source(project, loader.file.path, loader.call.span)
         if entry["nw_text"] is None or entry["nw_literal"]:
             if status != "zero":
                 return None
-            edits = remove_keyword(src, loader.call.span, name)
+            if editless:
+                return Fix("safe", f"Remove `{name}` (num_workers is 0)", ())
+            edits = remove_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, name)
             return Fix("safe", f"Remove `{name}` (num_workers is 0)", edits) if edits else None
         if not entry["nw_simple"]:
             return None
-        edits = guard_keyword(src, loader.call.span, name, entry["nw_text"])
+        if editless:
+            return Fix("safe", f"Pass `{name}` only when num_workers > 0", ())
+        edits = guard_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, name, entry["nw_text"])
         return Fix("safe", f"Pass `{name}` only when num_workers > 0", edits) if edits else None
