@@ -75,26 +75,48 @@ PROJECT = {
 
 
         class Frames(Dataset):
-            def __init__(self):
+            def __init__(self, path):
                 self.device = torch.device("cuda")
                 torch.zeros(1).cuda()
+                self.index = open(path)
+                self.model = torch.load(path)
 
             def __getitem__(self, i):
-                return torch.zeros(1).cuda()
+                self.index.seek(i)
+                return self.model(torch.zeros(1).cuda())
 
             def __len__(self):
                 return 3
 
 
         def main(workers):
-            a = DataLoader(Frames(), num_workers=workers, collate_fn=lambda b: pad(0, b))
-            b = DataLoader(Frames(), num_workers=0, persistent_workers=True, prefetch_factor=2)
-            c = DataLoader(Frames(), num_workers=workers, persistent_workers=True)
+            a = DataLoader(Frames("x"), num_workers=workers, collate_fn=lambda b: pad(0, b))
+            b = DataLoader(Frames("x"), num_workers=0, persistent_workers=True, prefetch_factor=2)
+            c = DataLoader(Frames("x"), num_workers=workers, persistent_workers=True)
             return a, b, c
 
 
         if __name__ == "__main__":
             main(2)
+        """
+    ),
+    "frames.py": textwrap.dedent(
+        """\
+        import cv2
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Frames(Dataset):
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return cv2.resize(np.full((8, 8), i, np.uint8), (4, 4))
+
+
+        def make_loader():
+            return DataLoader(Frames(), batch_size=2, num_workers=2)
         """
     ),
     "pyproject.toml": "",
@@ -121,7 +143,7 @@ def test_a_run_printing_no_edits_marks_the_same_fixes_without_libcst(tmp_path):
         print("LIBCST" if "libcst" in sys.modules else "NO-LIBCST", file=sys.stderr)
         """
     )
-    base = [sys.executable, "-c", probe, "check", "--no-cache", "--unsafe-fixes", "--target-version", "py311", "train.py"]
+    base = [sys.executable, "-c", probe, "check", "--no-cache", "--select", "ALL", "--unsafe-fixes", "--target-version", "py311", "."]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     text = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, env=env)
     data = subprocess.run([*base, "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True, env=env)
@@ -130,12 +152,12 @@ def test_a_run_printing_no_edits_marks_the_same_fixes_without_libcst(tmp_path):
     import json
 
     findings = json.loads(data.stdout)
-    with_fix = {(d["code"], d["location"]["row"], d["location"]["column"]) for d in findings if d["fix"]}
+    with_fix = {(os.path.relpath(d["filename"], tmp_path), d["code"], d["location"]["row"], d["location"]["column"]) for d in findings if d["fix"]}
     marked = set()
     for line in text.stdout.splitlines():
         if " [*] " in line:
             path, row, col, rest = line.split(":", 3)
-            marked.add((rest.split()[0], int(row), int(col)))
-    codes = {c for c, _, _ in with_fix}
-    assert {"DL103", "DL301", "DL304"} <= codes, with_fix
+            marked.add((path, rest.split()[0], int(row), int(col)))
+    codes = {c for _, c, _, _ in with_fix}
+    assert {"DL102", "DL103", "DL104", "DL204", "DL301", "DL304"} <= codes, with_fix
     assert marked == with_fix, (marked, with_fix)

@@ -24,10 +24,10 @@ def keyword_edit_facts(ctx, call: ast.Call) -> tuple[tuple[str, ...], bool, str 
     ``keywords.simple_argument`` gives it or None): what ``add_keyword`` and ``simple_argument``
     decide."""
     names = tuple(kw.arg for kw in call.keywords if kw.arg is not None)
-    return names, _bare_generator(ctx, call), _simple_argument(ctx, call, "num_workers", NUM_WORKERS_POSITION)
+    return names, bare_generator(ctx, call), _simple_argument(ctx, call, "num_workers", NUM_WORKERS_POSITION)
 
 
-def _bare_generator(ctx, call: ast.Call) -> bool:
+def bare_generator(ctx, call: ast.Call) -> bool:
     """``f(x for x in y)``: the generator's parentheses are the call's (libcst: no ``lpar``)."""
     if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.GeneratorExp):
         return False

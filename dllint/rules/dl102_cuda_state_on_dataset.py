@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from dllint.facts.keyword_text import bare_generator
 from dllint.model import Diagnostic, Fix
 from dllint.rules.base import Rule
 from dllint.textutil import clip_code
@@ -75,8 +76,8 @@ class CudaStateOnDataset(Rule):
         for node in ctx.nodes(ast.Call) if "load" in ctx.text else ():
             if ctx.call_name(node) != "torch.load" or not node.args or len(node.args) > 1:
                 continue
-            if any(k.arg in ("map_location", None) for k in node.keywords):
-                continue
+            if any(k.arg in ("map_location", None) for k in node.keywords) or bare_generator(ctx, node):
+                continue  # (``torch.load(x for x in y)``: the keyword needs the generator's parentheses)
             span = ctx.span(node)
             out[(span.row, span.col)] = span
         return out or None
@@ -115,10 +116,13 @@ class CudaStateOnDataset(Rule):
         call = (project.payload(self.code, site.path) or {}).get((site.span.row, site.span.col))
         if call is None:
             return None
+        message = 'Add `map_location="cpu"` (the object is then on the CPU in the main process too)'
+        if not project.edits:  # whether the fix exists: the facts say what ``add_keyword`` would
+            return Fix("unsafe", message, ())
         from dllint.fixes.cst import statement_source
         from dllint.fixes.keywords import add_keyword
 
         edits = add_keyword(statement_source(project, site.path, call), call, "map_location", '"cpu"')
         if not edits:
             return None
-        return Fix("unsafe", 'Add `map_location="cpu"` (the object is then on the CPU in the main process too)', edits)
+        return Fix("unsafe", message, edits)

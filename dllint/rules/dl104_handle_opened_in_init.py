@@ -22,6 +22,32 @@ def lazy_open_plan(ctx, fn, stmt) -> Span | None:
     return ctx.span(stmt)
 
 
+EXISTS = ("exists",)  # a fix known to exist, its edits not built (a run printing none)
+
+
+def lazy_open_certain(ctx, fn, stmt) -> bool:
+    """Whether ``lazy_open`` surely finds the plan's statement where it edits (a run printing no
+    edits then marks the fix without libcst): the constructor written directly in its class's
+    body, both bodies on lines of their own (not ``class A: ...`` on one line), and the statement
+    alone on its lines. Otherwise only libcst can say."""
+    cls = ctx.parent(fn.node)
+    if not isinstance(cls, ast.ClassDef) or fn.node not in cls.body:
+        return False
+    if not (_starts_its_line(ctx, cls.body[0]) and _starts_its_line(ctx, fn.node.body[0])):
+        return False
+    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    return not any(
+        other is not stmt and other.lineno <= last and (other.end_lineno or other.lineno) >= first for other in fn.node.body
+    )
+
+
+def _starts_its_line(ctx, stmt) -> bool:
+    """The statement (its first decorator) is the first thing on its line."""
+    node = stmt.decorator_list[0] if getattr(stmt, "decorator_list", None) else stmt
+    line = ctx.lines[node.lineno - 1] if node.lineno <= len(ctx.lines) else ""
+    return line.encode()[: node.col_offset].strip() == b"" and not line[: ctx._char_col(node.lineno, node.col_offset) - 1].strip().endswith("@")
+
+
 class HandleOpenedInInit(Rule):
     code = "DL104"
     name = "handle-opened-in-init"
@@ -127,7 +153,7 @@ class HandleOpenedInInit(Rule):
                     continue
                 span = lazy_open_plan(ctx, fn, stmt)
                 if span:
-                    out[(fn.qualname, stmt.targets[0].attr)] = span
+                    out[(fn.qualname, stmt.targets[0].attr)] = (span, lazy_open_certain(ctx, fn, stmt))
         return out or None
 
     def check(self, project):
@@ -142,18 +168,20 @@ class HandleOpenedInInit(Rule):
             start = "forked workers" if "fork" in methods else "workers, if forked,"
             edits = None
             if len(used) == 1 and used == [attr] and not site.detail["several"] and self._assigned_once(model, cls, attr):
-                span = (project.payload(self.code, fn.file.path) or {}).get((fn.fn.qualname, attr))
-                if span is not None:
+                plan = (project.payload(self.code, fn.file.path) or {}).get((fn.fn.qualname, attr))
+                if plan is not None and not project.edits and plan[1]:
+                    edits = EXISTS  # the fix exists (``lazy_open_certain``): no edits printed, no libcst
+                elif plan is not None:
                     from dllint.fixes.cst import source_of
                     from dllint.fixes.lazy_open import lazy_open
 
-                    edits = lazy_open(source_of(project, fn.file.path), span, attr)
+                    edits = lazy_open(source_of(project, fn.file.path), plan[0], attr)
             yield Diagnostic(
                 self.code,
                 f"`self.{attr}` holds {site.what}: {start} share it",
                 site.path,
                 site.span,
-                fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", edits) if edits else None,
+                fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", () if edits is EXISTS else edits) if edits else None,
                 severity=self.severity,
                 details=(
                     ("attribute", attr),

@@ -76,17 +76,18 @@ class OpencvThreadsInForkWorkers(Rule):
             fix = None
             point = project.payload(self.code, site.path)
             if point is not None:
-                from dllint.fixes.cst import source_of
-                from dllint.fixes.opencv import set_num_threads_after_import
-
                 name, span = point
-                edits = set_num_threads_after_import(source_of(project, site.path), span, name)
-                if edits:
-                    fix = Fix(
-                        "unsafe",
-                        f"Add `{name}.setNumThreads(0)` after `import cv2` (OpenCV becomes single-threaded everywhere)",
-                        edits,
-                    )
+                message = f"Add `{name}.setNumThreads(0)` after `import cv2` (OpenCV becomes single-threaded everywhere)"
+                if not project.edits:
+                    # whether the fix exists: a module-level `import cv2` always takes the line after it
+                    fix = Fix("unsafe", message, ())
+                else:
+                    from dllint.fixes.cst import source_of
+                    from dllint.fixes.opencv import set_num_threads_after_import
+
+                    edits = set_num_threads_after_import(source_of(project, site.path), span, name)
+                    if edits:
+                        fix = Fix("unsafe", message, edits)
             yield Diagnostic(
                 self.code,
                 f"{site.what} runs in forked workers with OpenCV threads on: may hang",
