@@ -185,68 +185,68 @@ class IgnoreStack:
         return IgnoreStack(self.entries + extra) if extra else self
 
     def ignored(self, path: str, is_dir: bool) -> bool:
+        """The last rule that matches decides (a deeper file's rules come after its parents'):
+        the rules are taken in runs of the same verdict, each run one set of names and one regex
+        (``_combine``), from the last run back to the first that matches."""
         combined = self._combined
         if combined is None:
             combined = self._combined = _combine(self.entries)
-        if combined is not False:  # no `!` rule: ignored when any rule matches
-            for base, names, regex, dir_names, dir_regex in combined:
-                if path.startswith(base + "/"):
-                    rel = path[len(base) + 1 :]
-                else:
-                    rel = os.path.relpath(path, base).replace(os.sep, "/")
-                    if rel.startswith(".."):
-                        continue
-                components = rel.split("/")
-                if names and not names.isdisjoint(components):
-                    return True
-                if regex is not None and regex.match(rel):
-                    return True
-                if is_dir:
-                    if dir_names and not dir_names.isdisjoint(components):
-                        return True
-                    if dir_regex is not None and dir_regex.match(rel):
-                        return True
-                elif len(components) > 1:
-                    if dir_names and not dir_names.isdisjoint(components[:-1]):
-                        return True
-                    if dir_regex is not None and any(dir_regex.match("/".join(components[: i + 1])) for i in range(len(components) - 1)):
-                        return True
-            return False
-        result = False
-        for base, rules in self.entries:
-            rel = os.path.relpath(path, base).replace(os.sep, "/")
-            if rel.startswith(".."):
-                continue
-            parents = None
-            for rule in rules:
-                if rule.dir_only and not is_dir:
-                    # "dir/" never matches a file itself, only the files inside a directory
-                    if parents is None:
-                        parts = rel.split("/")[:-1]
-                        parents = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-                    if any(rule.regex.match(p) for p in parents):
-                        result = not rule.negate
+        for base, groups in reversed(combined):
+            if path.startswith(base + "/"):
+                rel = path[len(base) + 1 :]
+            else:
+                rel = os.path.relpath(path, base).replace(os.sep, "/")
+                if rel.startswith(".."):
                     continue
-                if rule.regex.match(rel):
-                    result = not rule.negate
-        return result
+            components = rel.split("/")
+            for negate, names, regex, dir_names, dir_regex in reversed(groups):
+                if _group_matches(rel, components, is_dir, names, regex, dir_names, dir_regex):
+                    return not negate
+        return False
+
+
+def _group_matches(rel, components, is_dir, names, regex, dir_names, dir_regex) -> bool:
+    """Whether a rule of the group matches ``rel``: a plain name equal to a component, another
+    rule's regex; a directory-only rule on the directory itself or on a directory holding it."""
+    if names and not names.isdisjoint(components):
+        return True
+    if regex is not None and regex.match(rel):
+        return True
+    if is_dir:
+        if dir_names and not dir_names.isdisjoint(components):
+            return True
+        if dir_regex is not None and dir_regex.match(rel):
+            return True
+    elif len(components) > 1:
+        if dir_names and not dir_names.isdisjoint(components[:-1]):
+            return True
+        if dir_regex is not None and any(dir_regex.match("/".join(components[: i + 1])) for i in range(len(components) - 1)):
+            return True
+    return False
 
 
 def _combine(entries):
-    """Per ignore file: (base, names any component may equal, one regex of the other rules, names
-    a parent directory may equal, one regex of the other directory-only rules); False when some
-    rule negates (then order decides: rule by rule)."""
+    """Per ignore file: (base, its rules in runs of the same verdict, each run (negate, names any
+    component may equal, one regex of the other rules, names a parent directory may equal, one
+    regex of the other directory-only rules))."""
     out = []
     for base, rules in entries:
-        if any(rule.negate for rule in rules):
-            return False
-        parts = []
-        for dir_only in (False, True):
-            mine = [r for r in rules if r.dir_only == dir_only]
-            names = frozenset(r.name for r in mine if r.name is not None)
-            other = [r.regex.pattern for r in mine if r.name is None]
-            parts.append((names, re.compile("|".join(f"(?:{p})" for p in other)) if other else None))
-        out.append((base, *parts[0], *parts[1]))
+        runs: list[list[IgnoreRule]] = []
+        for rule in rules:
+            if runs and runs[-1][0].negate == rule.negate:
+                runs[-1].append(rule)
+            else:
+                runs.append([rule])
+        groups = []
+        for run in runs:
+            parts = []
+            for dir_only in (False, True):
+                mine = [r for r in run if r.dir_only == dir_only]
+                names = frozenset(r.name for r in mine if r.name is not None)
+                other = [r.regex.pattern for r in mine if r.name is None]
+                parts.append((names, re.compile("|".join(f"(?:{p})" for p in other)) if other else None))
+            groups.append((run[0].negate, *parts[0], *parts[1]))
+        out.append((base, groups))
     return out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dllint.discover import DEFAULT_EXCLUDES, discover, find_project_root, module_name, parse_gitignore
 
 
@@ -68,30 +70,53 @@ def test_module_names_and_project_root(tmp_path):
     assert find_project_root([str(script)]) == str(tmp_path)
 
 
-def test_combined_ignore_matching_equals_rule_by_rule():
-    """Without `!` rules, the stack matches each .gitignore with one set of names and one regex;
-    it must decide exactly as the rules do one by one, for files and directories, in nested
-    ignore files."""
+def _rule_by_rule(entries, path: str, is_dir: bool) -> bool:
+    """git's reading of stacked .gitignore files, one rule at a time: the last rule that matches
+    decides (a `dir/` rule matches a file only through a directory holding it)."""
+    import os
+
+    result = False
+    for base, rules in entries:
+        rel = os.path.relpath(path, base).replace(os.sep, "/")
+        if rel.startswith(".."):
+            continue
+        parts = rel.split("/")[:-1]
+        parents = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        for rule in rules:
+            if rule.dir_only and not is_dir:
+                if any(rule.regex.match(p) for p in parents):
+                    result = not rule.negate
+                continue
+            if rule.regex.match(rel):
+                result = not rule.negate
+    return result
+
+
+@pytest.mark.parametrize("negations", [False, True])
+def test_combined_ignore_matching_equals_rule_by_rule(negations):
+    """The stack matches each .gitignore in runs of rules of the same verdict, each one set of
+    names and one regex, from the last run back; it must decide exactly as the rules do one by
+    one, for files and directories, in nested ignore files, with and without `!` rules."""
     import random
 
     from dllint.discover import IgnoreStack
 
     words = ["build", "data", "out", "a", "b.py", "*.py", "*.log", "ckpt*", "x/y", "/top", "docs/", "a/", "**/gen", "c?t", "[ab].txt", "logs/**"]
+    if negations:
+        words += ["!b.py", "!data", "!docs/", "!x/y", "!*.log", "!a/"]
     names = ["build", "data", "out", "a", "b.py", "c.py", "top", "docs", "gen", "cat", "a.txt", "logs", "x", "y", "ckpt1", "q.log"]
     rnd = random.Random(7)
     checked = 0
     for _ in range(300):
-        outer = parse_gitignore("\n".join(rnd.sample(words, rnd.randint(1, 6))))
-        inner = parse_gitignore("\n".join(rnd.sample(words, rnd.randint(0, 4))))
+        outer = parse_gitignore("\n".join(rnd.sample(words, rnd.randint(1, 8))))
+        inner = parse_gitignore("\n".join(rnd.sample(words, rnd.randint(0, 5))))
         entries = (("/r", outer),) + ((("/r/sub", inner),) if inner else ())
-        fast = IgnoreStack(entries)
-        slow = IgnoreStack(entries)
-        slow._combined = False  # force the rule-by-rule path
+        stack = IgnoreStack(entries)
         for _ in range(30):
             depth = rnd.randint(1, 4)
             path = "/r/" + "/".join(rnd.choice(names + ["sub"]) for _ in range(depth))
             for is_dir in (False, True):
-                assert fast.ignored(path, is_dir) == slow.ignored(path, is_dir), (path, is_dir, outer, inner)
+                assert stack.ignored(path, is_dir) == _rule_by_rule(entries, path, is_dir), (path, is_dir, outer, inner)
                 checked += 1
     assert checked == 300 * 30 * 2
 
