@@ -65,3 +65,31 @@ def test_facts_equiv_extracts_recorded_jobs_of_either_shape(project):
     assert dumps(tool._extract((path, "train", str(project), False, data, frozenset(), frozenset()), rules)) == expected
     # recordings made before the shadowed library names were part of a job
     assert dumps(tool._extract((path, "train", str(project), False, data, frozenset()), rules)) == expected
+
+
+def test_editless_check_compares_the_marks_with_the_built_fixes(tmp_path, capsys):
+    """bench/editless_check.py: on a project with fixable findings, both runs agree (exit 0) and
+    the fixes compared are counted; a mark without a fix behind it is reported (exit 1)."""
+    tool = _tool("editless_check")
+    shutil.copytree(os.path.join(ROOT, "fixtures", "dl304"), tmp_path / "p")
+    (tmp_path / "p" / "pyproject.toml").write_text("")
+    assert tool.main([str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    fixes = int(out.strip().splitlines()[-1].split(", ")[1].split()[0])
+    assert fixes > 0, out
+    import dllint.rules.dl304_worker_only_args_without_workers as dl304
+    from dllint.model import Fix
+
+    cls = next(c for c in vars(dl304).values() if isinstance(c, type) and hasattr(c, "_fixes"))
+    original = cls._fixes
+
+    def broken(self, project, *args):  # a mark the built run does not have
+        found = original(self, project, *args)
+        return Fix("safe", "made up", ()) if found is None and not project.edits else found
+
+    cls._fixes = broken
+    try:
+        assert tool.main([str(tmp_path / "p")]) == 1
+    finally:
+        cls._fixes = original
+    assert "FIX DIFFERS" in capsys.readouterr().out
