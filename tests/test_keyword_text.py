@@ -15,6 +15,7 @@ import pytest
 
 from dllint.facts.context import FileContext
 from dllint.facts.keyword_text import keyword_edit_facts
+from test_fix_cst import CV2_DATASET
 
 CALLS = [
     "DataLoader(ds, num_workers=args.workers)",
@@ -100,25 +101,7 @@ PROJECT = {
             main(2)
         """
     ),
-    "frames.py": textwrap.dedent(
-        """\
-        import cv2
-        import numpy as np
-        from torch.utils.data import DataLoader, Dataset
-
-
-        class Frames(Dataset):
-            def __len__(self):
-                return 4
-
-            def __getitem__(self, i):
-                return cv2.resize(np.full((8, 8), i, np.uint8), (4, 4))
-
-
-        def make_loader():
-            return DataLoader(Frames(), batch_size=2, num_workers=2)
-        """
-    ),
+    "frames.py": CV2_DATASET,  # DL204 and DL301 (tests/test_fix_cst.py)
     "pyproject.toml": "",
 }
 
