@@ -45,7 +45,7 @@ def _starts_its_line(ctx, stmt) -> bool:
     """The statement (its first decorator) is the first thing on its line."""
     node = stmt.decorator_list[0] if getattr(stmt, "decorator_list", None) else stmt
     line = ctx.lines[node.lineno - 1] if node.lineno <= len(ctx.lines) else ""
-    return line.encode()[: node.col_offset].strip() == b"" and not line[: ctx._char_col(node.lineno, node.col_offset) - 1].strip().endswith("@")
+    return line.encode()[: node.col_offset].strip() == b""  # (ast's columns count UTF-8 bytes)
 
 
 class HandleOpenedInInit(Rule):

@@ -140,13 +140,13 @@ class MissingMultiprocessingContext(Rule):
                 return None, None
             value = f'"spawn" if {nw} > 0 else None'
         if src is None:
-            edits = () if "multiprocessing_context" not in keywords and not bare_generator else None
+            if "multiprocessing_context" in keywords or bare_generator:
+                return None, None
+            edits = ()
         else:
             edits = add_keyword(src, loader.call.span, "multiprocessing_context", value)
             if not edits:
                 return None, None
-        if edits is None:
-            return None, None
         return Fix(
             "unsafe",
             f"Add `multiprocessing_context={value}` (the dataset, collate_fn and worker_init_fn must be picklable)",
