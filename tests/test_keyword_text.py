@@ -46,12 +46,13 @@ CALLS = [
 
 @pytest.mark.parametrize("call", CALLS)
 @pytest.mark.parametrize("indent", ["", "    "])
-def test_keyword_facts_give_what_the_libcst_builders_give(call, indent):
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_keyword_facts_give_what_the_libcst_builders_give(call, indent, newline):
     from dllint.fixes.cst import CstSource
     from dllint.fixes.keywords import add_keyword, simple_argument
 
     body = textwrap.indent(f"x = {call}\n", indent)
-    text = f"if True:\n{body}" if indent else body
+    text = (f"if True:\n{body}" if indent else body).replace("\n", newline)
     tree = ast.parse(text)
     ctx = FileContext("t.py", "t", text, tree)
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "DataLoader")
