@@ -15,6 +15,7 @@ import pytest
 
 from dllint.facts.context import FileContext
 from dllint.facts.keyword_text import keyword_edit_facts
+from golden import run_dllint
 from test_fix_cst import CV2_DATASET
 
 CALLS = [
@@ -41,6 +42,9 @@ CALLS = [
     "DataLoader((x for x in y))",
     "DataLoader (x for x in y)",
     "DataLoader(ds, **{'num_workers': n})",
+    # a keyword given twice: ast reads it, the compiler rejects it (bench/fuzz.py writes such calls)
+    "DataLoader(ds, 1, 2, 3, 4, nw, num_workers=a, num_workers=b)",
+    "DataLoader(ds, num_workers=a, num_workers=b, multiprocessing_context=None, multiprocessing_context=None)",
 ]
 
 
@@ -145,3 +149,27 @@ def test_a_run_printing_no_edits_marks_the_same_fixes_without_libcst(tmp_path):
     codes = {c for _, c, _, _ in with_fix}
     assert {"DL102", "DL103", "DL104", "DL204", "DL301", "DL304"} <= codes, with_fix
     assert marked == with_fix, (marked, with_fix)
+
+
+def test_a_keyword_given_twice_has_no_mark_where_libcst_finds_no_edit(tmp_path):
+    """``ast`` reads a call naming a keyword twice (the compiler rejects it); libcst's keyword
+    lookup then finds none: a run printing no edits asks libcst for such a call, so its DL304
+    finding has no `[*]`, as the JSON run has no fix (found by bench/fuzz.py's mutated calls)."""
+    _write(tmp_path, {"frames.py": CV2_DATASET, "repeated.py": REPEATED, "pyproject.toml": ""})
+    text = run_dllint(tmp_path, ["check", "--no-cache", "--select", "DL304", "repeated.py"])[1]
+    data = run_dllint(tmp_path, ["check", "--no-cache", "--select", "DL304", "--output-format", "json", "repeated.py"])[1]
+    import json
+
+    assert "DL304" in text and "[*]" not in text, text
+    assert [d["fix"] for d in json.loads(data)] == [None]
+
+
+REPEATED = textwrap.dedent(
+    """\
+    from torch.utils.data import DataLoader
+    from frames import Frames
+
+    if __name__ == "__main__":
+        DataLoader(Frames(), multiprocessing_context="fork", multiprocessing_context="spawn")
+    """
+)

@@ -43,7 +43,7 @@ def _simple_argument(ctx, call: ast.Call, name: str, position: int) -> str | Non
     node = left = None
     if len(found) == 1:
         node, left = found[0].value, (found[0].lineno, found[0].col_offset)
-    elif not found:
+    else:  # (libcst's lookup wants the keyword exactly once: given twice, the position decides)
         # libcst's positional arguments: the call's own, then its ``**`` arguments (keyword None)
         positional = [*call.args, *(kw for kw in call.keywords if kw.arg is None)]
         if len(positional) > position and not any(isinstance(a, (ast.Starred, ast.keyword)) for a in positional[: position + 1]):

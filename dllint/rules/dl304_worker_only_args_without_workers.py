@@ -162,10 +162,11 @@ def extract_calls(ctx) -> dict:
             "keywords": {},
             "passed": {},
             "dict_text": next((ctx.segment(kw.value, 60) for kw in node.keywords if kw.arg is None), None),
-            # a `#` in the call's source (a comment, or in a string): only then may the keyword
-            # fixes find no edit (``keywords.remove_keyword``), so a run printing no edits asks
-            # libcst only then (``_fixes``)
-            "comment": "#" in ctx._source_segment(node),
+            # a `#` in the call's source (a comment, or in a string), or a keyword given twice
+            # (which ``ast`` reads and the compiler rejects): only then may the keyword fixes find
+            # no edit (``keywords.remove_keyword``), so a run printing no edits asks libcst only
+            # then (``_fixes``)
+            "ask_libcst": "#" in ctx._source_segment(node) or _repeated_keyword(node),
         }
         for kw in kws:
             entry["keywords"][kw.arg] = {
@@ -183,6 +184,11 @@ def extract_calls(ctx) -> dict:
                 }
         out[call_key(ctx.span(node))] = entry
     return out
+
+
+def _repeated_keyword(call: ast.Call) -> bool:
+    names = [kw.arg for kw in call.keywords if kw.arg is not None]
+    return len(names) != len(set(names))
 
 
 def surely_positive(value) -> bool:
@@ -417,9 +423,10 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         if any(n not in entry["keywords"] for n in names):
             return None
         # a run printing no edits (the `[*]` mark, the counts): a call without `#` in its source
-        # always takes the edits (removing a keyword, or guarding its value, fails only where a
-        # comment would go or move), so whether the fix exists is known without libcst
-        editless = not project.edits and entry.get("comment") is False
+        # and without a repeated keyword always takes the edits (removing a keyword, or guarding
+        # its value, fails only where a comment would go or move), so whether the fix exists is
+        # known without libcst
+        editless = not project.edits and entry.get("ask_libcst") is False
         if len(names) > 1 and (entry["nw_text"] is None or entry["nw_literal"]) and status == "zero" and not entry.get("expects"):
             listed = ", ".join(f"`{n}`" for n in names)
             if editless:
