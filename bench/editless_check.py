@@ -6,6 +6,8 @@ runs both on each root (whole project, no cache, every rule) and compares, findi
 whether a fix exists, its applicability and its message.
 
     python bench/editless_check.py ROOT [ROOT ...]
+    python bench/editless_check.py --fuzz 1 12     # bench/fuzz.py's projects, seeds 1 to 12
+                                                   # (400 modules each, laid out 50 per project)
 
 Prints each difference and, per root, the findings and fixes compared; exits 1 when a fix's
 existence or applicability differs.
@@ -51,5 +53,30 @@ def main(roots: list[str]) -> int:
     return 1 if bad else 0
 
 
+def fuzzed(first: int, last: int, work: str) -> list[str]:
+    """bench/fuzz.py's generated modules (no hypothesmith), seeds ``first``..``last``, laid out as
+    projects of 50 modules under ``work``: odd keyword arguments, lambdas, comments, line endings."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_fuzz", os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz.py"))
+    fuzz = importlib.util.module_from_spec(spec)
+    sys.modules["bench_fuzz"] = fuzz
+    spec.loader.exec_module(fuzz)
+    roots = []
+    for seed in range(first, last + 1):
+        mods = fuzz.modules(400, seed, False)
+        for i in range(0, len(mods), 50):
+            root = Path(work) / f"s{seed}" / f"p{i}"
+            fuzz.layout(root, mods[i : i + 50])
+            roots.append(str(root))
+    return roots
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    args = sys.argv[1:]
+    if args[:1] == ["--fuzz"]:
+        import tempfile
+
+        args = fuzzed(int(args[1]), int(args[2]), tempfile.mkdtemp(prefix="dllint-editless-"))
+    sys.exit(main(args))
