@@ -42,6 +42,9 @@ CALLS = [
     "DataLoader((x for x in y))",
     "DataLoader (x for x in y)",
     "DataLoader(ds, **{'num_workers': n})",
+    # a lone carriage return ends a line inside the parentheses (libcst's check looks for "\n")
+    "DataLoader(ds,\r num_workers=(\r a.b))",
+    "DataLoader(ds,\r1,2,3,4,\r(\ra),\r)",
     # a keyword given twice: ast reads it, the compiler rejects it (bench/fuzz.py writes such calls)
     "DataLoader(ds, 1, 2, 3, 4, nw, num_workers=a, num_workers=b)",
     "DataLoader(ds, num_workers=a, num_workers=b, multiprocessing_context=None, multiprocessing_context=None)",
@@ -63,7 +66,13 @@ def test_keyword_facts_give_what_the_libcst_builders_give(call, indent, newline)
     keywords, bare_generator, nw = keyword_edit_facts(ctx, node)
     src = CstSource(text)
     span = ctx.span(node)
-    assert nw == simple_argument(src, span, "num_workers", 5)
+    theirs = simple_argument(src, span, "num_workers", 5)
+    if "\r" in call:
+        # (libcst prints a value broken by a lone "\r" in an indented block without the block's
+        # indentation; the text only goes into a message a run printing no edits never shows)
+        assert (nw is None) == (theirs is None)
+    else:
+        assert nw == theirs
     adds = add_keyword(src, span, "multiprocessing_context", '"spawn"')
     assert ("multiprocessing_context" not in keywords and not bare_generator) == bool(adds)
 

@@ -606,8 +606,18 @@ def _loader_call(ctx: FileContext, call: ast.Call, callee: str, skip: int = 0) -
         module_level=fn is None,
         target=target,
         args_ir=args_ir,
-        edit_facts=keyword_edit_facts(ctx, call),
+        edit_facts=_edit_facts(ctx, call),
     )
+
+
+def _edit_facts(ctx: FileContext, call: ast.Call):
+    """``keyword_edit_facts``, or None (then a run printing no edits asks libcst, as one building
+    them does) when the call's text is read in a way these twins do not foresee (a lone ``\r``
+    line end inside the call, say): a file's facts never fail for a fix's mark."""
+    try:
+        return keyword_edit_facts(ctx, call)
+    except Exception:  # (a position or token these twins do not foresee)
+        return None
 
 
 ASSIGNABLE_CALLABLES = ("collate_fn", "worker_init_fn")
