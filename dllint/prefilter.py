@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 import warnings
 from types import CodeType
@@ -109,12 +110,7 @@ def _gated(words: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], .
         groups.setdefault(w[:4], []).append(w)
     out = []
     for members in groups.values():
-        gate = members[0]
-        for w in members[1:]:
-            n = 0
-            while n < min(len(gate), len(w)) and gate[n] == w[n]:
-                n += 1
-            gate = gate[:n]
+        gate = os.path.commonprefix(members)
         if len(members) == 1 or not gate:
             out.extend((w, (w,)) for w in members)
         else:

@@ -15,7 +15,7 @@ import io
 import tokenize
 
 from dllint.names import NUM_WORKERS_POSITION
-from dllint.textutil import line_starts
+from dllint.textutil import line_starts, offset
 
 
 def keyword_edit_facts(ctx, call: ast.Call) -> tuple[tuple[str, ...], bool, str | None]:
@@ -75,10 +75,8 @@ def _with_parentheses(ctx, node: ast.AST, left: tuple[int, int], call: ast.Call)
         for tok in tokenize.generate_tokens(io.StringIO(before).readline):
             if tok.type == tokenize.OP and tok.string in ("=", ","):
                 opened = []
-            elif tok.type == tokenize.OP and tok.string == "(":
+            elif tok.type == tokenize.OP and tok.string == "(":  # (a ")" closes the previous argument's)
                 opened.append(_line_offset(before, tok.start))
-            elif tok.type == tokenize.OP and tok.string == ")":
-                continue  # the previous argument's own parentheses
     except (tokenize.TokenError, IndentationError, SyntaxError):
         pass
     if not opened:
@@ -104,7 +102,7 @@ def _offset(ctx, row: int, byte_col: int) -> int:
     starts = ctx._cache.get(_STARTS)
     if starts is None:
         starts = ctx._cache[_STARTS] = line_starts(ctx.text)
-    return starts[row - 1] + ctx._char_col(row, byte_col) - 1
+    return offset(ctx.text, starts, row, ctx._char_col(row, byte_col))
 
 
 _STARTS = ("keyword_text", "line_starts")

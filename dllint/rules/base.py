@@ -59,3 +59,15 @@ class Rule:
                 lines.append(textwrap.dedent(body).strip("\n"))
                 lines.append("")
         return "\n".join(lines).rstrip() + "\n"
+
+
+def planned_fix(project: "Project", applicability: str, message: str, build, known: bool = True):
+    """The ``Fix`` of a finding whose fix the facts say exists (``known``): in a run printing no
+    edits (``Project.edits`` off), one without edits, nothing built (no libcst); else one with the
+    edits ``build()`` gives, or None when it gives none."""
+    from dllint.model import Fix
+
+    if known and not project.edits:
+        return Fix(applicability, message, ())
+    edits = build()
+    return Fix(applicability, message, edits) if edits else None

@@ -7,7 +7,7 @@ import ast
 
 from dllint.facts.keyword_text import bare_generator
 from dllint.model import Diagnostic, Fix
-from dllint.rules.base import Rule
+from dllint.rules.base import Rule, planned_fix
 from dllint.textutil import clip_code
 
 
@@ -116,13 +116,11 @@ class CudaStateOnDataset(Rule):
         call = (project.payload(self.code, site.path) or {}).get((site.span.row, site.span.col))
         if call is None:
             return None
-        message = 'Add `map_location="cpu"` (the object is then on the CPU in the main process too)'
-        if not project.edits:  # whether the fix exists: the facts say what ``add_keyword`` would
-            return Fix("unsafe", message, ())
         from dllint.fixes.cst import statement_source
         from dllint.fixes.keywords import add_keyword
 
-        edits = add_keyword(statement_source(project, site.path, call), call, "map_location", '"cpu"')
-        if not edits:
-            return None
-        return Fix("unsafe", message, edits)
+        # (the facts say what ``add_keyword`` would: the call is taken only where it applies)
+        return planned_fix(
+            project, "unsafe", 'Add `map_location="cpu"` (the object is then on the CPU in the main process too)',
+            lambda: add_keyword(statement_source(project, site.path, call), call, "map_location", '"cpu"'),
+        )

@@ -119,8 +119,9 @@ def partial_plan(ctx, lam: ast.Lambda):
     partial, add_import = _partial_name(ctx)
     # what the lambda becomes, written from the source (the fix's message where no edits are
     # built: ``_partial_fix``; the edits' own text comes from libcst and keeps the layout)
+    callee = ctx._source_segment(func)
     kept = [ctx._source_segment(x) for x in head] + [f"{k.arg}={ctx._source_segment(k.value)}" for k in body.keywords]
-    text = f"{partial}({', '.join([ctx._source_segment(func), *kept])})" if kept else ctx._source_segment(func)
+    text = f"{partial}({', '.join([callee, *kept])})" if kept else callee
     return partial, add_import, text
 
 

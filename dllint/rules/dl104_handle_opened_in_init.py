@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic, Fix, Span
-from dllint.rules.base import Rule
+from dllint.model import Diagnostic, Span
+from dllint.rules.base import Rule, planned_fix
 
 
 def lazy_open_plan(ctx, fn, stmt) -> Span | None:
@@ -20,9 +20,6 @@ def lazy_open_plan(ctx, fn, stmt) -> Span | None:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
     return ctx.span(stmt)
-
-
-EXISTS = ("exists",)  # a fix known to exist, its edits not built (a run printing none)
 
 
 def lazy_open_certain(ctx, fn, stmt) -> bool:
@@ -166,22 +163,24 @@ class HandleOpenedInInit(Rule):
             attr, fn, used = site.detail["attr"], site.detail["function"], site.detail["used"]
             through = "" if used == [attr] else f" (via `self.{'`, `self.'.join(u for u in used if u != attr)}`)"
             start = "forked workers" if "fork" in methods else "workers, if forked,"
-            edits = None
+            fix = None
             if len(used) == 1 and used == [attr] and not site.detail["several"] and self._assigned_once(model, cls, attr):
                 plan = (project.payload(self.code, fn.file.path) or {}).get((fn.fn.qualname, attr))
-                if plan is not None and not project.edits and plan[1]:
-                    edits = EXISTS  # the fix exists (``lazy_open_certain``): no edits printed, no libcst
-                elif plan is not None:
+                if plan is not None:
                     from dllint.fixes.cst import source_of
                     from dllint.fixes.lazy_open import lazy_open
 
-                    edits = lazy_open(source_of(project, fn.file.path), plan[0], attr)
+                    fix = planned_fix(
+                        project, "unsafe", f"Open `self.{attr}` lazily, once per worker process",
+                        lambda: lazy_open(source_of(project, fn.file.path), plan[0], attr),
+                        known=plan[1],  # ``lazy_open_certain``
+                    )
             yield Diagnostic(
                 self.code,
                 f"`self.{attr}` holds {site.what}: {start} share it",
                 site.path,
                 site.span,
-                fix=Fix("unsafe", f"Open `self.{attr}` lazily, once per worker process", () if edits is EXISTS else edits) if edits else None,
+                fix=fix,
                 severity=self.severity,
                 details=(
                     ("attribute", attr),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from dllint.model import Diagnostic, Fix
-from dllint.rules.base import Rule
+from dllint.model import Diagnostic
+from dllint.rules.base import Rule, planned_fix
 
 
 class OpencvThreadsInForkWorkers(Rule):
@@ -76,18 +76,15 @@ class OpencvThreadsInForkWorkers(Rule):
             fix = None
             point = project.payload(self.code, site.path)
             if point is not None:
-                name, span = point
-                message = f"Add `{name}.setNumThreads(0)` after `import cv2` (OpenCV becomes single-threaded everywhere)"
-                if not project.edits:
-                    # whether the fix exists: a module-level `import cv2` always takes the line after it
-                    fix = Fix("unsafe", message, ())
-                else:
-                    from dllint.fixes.cst import source_of
-                    from dllint.fixes.opencv import set_num_threads_after_import
+                from dllint.fixes.cst import source_of
+                from dllint.fixes.opencv import set_num_threads_after_import
 
-                    edits = set_num_threads_after_import(source_of(project, site.path), span, name)
-                    if edits:
-                        fix = Fix("unsafe", message, edits)
+                name, span = point
+                # (a module-level `import cv2` always takes the line after it)
+                fix = planned_fix(
+                    project, "unsafe", f"Add `{name}.setNumThreads(0)` after `import cv2` (OpenCV becomes single-threaded everywhere)",
+                    lambda: set_num_threads_after_import(source_of(project, site.path), span, name),
+                )
             yield Diagnostic(
                 self.code,
                 f"{site.what} runs in forked workers with OpenCV threads on: may hang",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dllint.model import Diagnostic, Fix
 from dllint.names import NUM_WORKERS_POSITION
-from dllint.rules.base import Rule
+from dllint.rules.base import Rule, planned_fix
 from dllint.textutil import display_path
 
 
@@ -126,11 +126,14 @@ class MissingMultiprocessingContext(Rule):
         if blocker is not None:
             return None, blocker
         known = loader.call.edit_facts
-        if not project.edits and known is not None:
+        editless = not project.edits and known is not None
+        src = None
+        if editless:
             # only whether the fix exists (the `[*]` mark, the counts): from the call's facts, as
             # ``add_keyword`` and ``simple_argument`` decide (dllint/facts/keyword_text.py), no libcst
             keywords, bare_generator, nw = known
-            src = None
+            if "multiprocessing_context" in keywords or bare_generator:
+                return None, None
         else:
             src = statement_source(project, loader.file.path, loader.call.span)
             nw = simple_argument(src, loader.call.span, "num_workers", NUM_WORKERS_POSITION) if loader.workers == "maybe" else None
@@ -139,16 +142,8 @@ class MissingMultiprocessingContext(Rule):
             if nw is None:
                 return None, None
             value = f'"spawn" if {nw} > 0 else None'
-        if src is None:
-            if "multiprocessing_context" in keywords or bare_generator:
-                return None, None
-            edits = ()
-        else:
-            edits = add_keyword(src, loader.call.span, "multiprocessing_context", value)
-            if not edits:
-                return None, None
-        return Fix(
-            "unsafe",
-            f"Add `multiprocessing_context={value}` (the dataset, collate_fn and worker_init_fn must be picklable)",
-            edits,
-        ), None
+        fix = planned_fix(
+            project, "unsafe", f"Add `multiprocessing_context={value}` (the dataset, collate_fn and worker_init_fn must be picklable)",
+            lambda: add_keyword(src, loader.call.span, "multiprocessing_context", value), known=editless,
+        )
+        return fix, None

@@ -24,7 +24,7 @@ from dllint.facts.loader_options import OptionSources
 from dllint.facts.loops import call_key
 from dllint.model import Diagnostic, Fix
 from dllint.names import GET_CONTEXT, NUM_WORKERS_POSITION, canonical
-from dllint.rules.base import Rule
+from dllint.rules.base import Rule, planned_fix
 from dllint.textutil import clip
 
 WORKER_ONLY = ("prefetch_factor", "persistent_workers", "multiprocessing_context")
@@ -428,14 +428,15 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         # known without libcst
         editless = not project.edits and entry.get("ask_libcst") is False
         if len(names) > 1 and (entry["nw_text"] is None or entry["nw_literal"]) and status == "zero" and not entry.get("expects"):
-            listed = ", ".join(f"`{n}`" for n in names)
-            if editless:
-                return Fix("safe", f"Remove {listed} (num_workers is 0)", ())
             from dllint.fixes.cst import statement_source
             from dllint.fixes.keywords import remove_keyword
 
-            edits = remove_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, tuple(names))
-            return Fix("safe", f"Remove {listed} (num_workers is 0)", edits) if edits else None
+            listed = ", ".join(f"`{n}`" for n in names)
+            return planned_fix(
+                project, "safe", f"Remove {listed} (num_workers is 0)",
+                lambda: remove_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, tuple(names)),
+                known=editless,
+            )
         # (several fixes are combined only if their edits do not overlap: the edits decide)
         fixes = [self._fix(project, loader, name, entry, status, editless and len(names) == 1) for name in names]
         if any(f is None for f in fixes):
@@ -456,16 +457,18 @@ class WorkerOnlyArgsWithoutWorkers(Rule):
         from dllint.fixes.cst import statement_source
         from dllint.fixes.keywords import guard_keyword, remove_keyword
 
+        def source():
+            return statement_source(project, loader.file.path, loader.call.span)
+
         if entry["nw_text"] is None or entry["nw_literal"]:
             if status != "zero":
                 return None
-            if editless:
-                return Fix("safe", f"Remove `{name}` (num_workers is 0)", ())
-            edits = remove_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, name)
-            return Fix("safe", f"Remove `{name}` (num_workers is 0)", edits) if edits else None
+            return planned_fix(
+                project, "safe", f"Remove `{name}` (num_workers is 0)", lambda: remove_keyword(source(), loader.call.span, name), known=editless
+            )
         if not entry["nw_simple"]:
             return None
-        if editless:
-            return Fix("safe", f"Pass `{name}` only when num_workers > 0", ())
-        edits = guard_keyword(statement_source(project, loader.file.path, loader.call.span), loader.call.span, name, entry["nw_text"])
-        return Fix("safe", f"Pass `{name}` only when num_workers > 0", edits) if edits else None
+        return planned_fix(
+            project, "safe", f"Pass `{name}` only when num_workers > 0",
+            lambda: guard_keyword(source(), loader.call.span, name, entry["nw_text"]), known=editless,
+        )
