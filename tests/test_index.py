@@ -1051,3 +1051,79 @@ class Many(Dataset):
     (many,) = [c for c in idx.dataset_classes() if c.cls.name == "Many"]
     sizes = [idx.attr_value(many, f"a{i}").size for i in range(60)]
     assert sizes == ["bounded", "data"] * 30
+
+
+def _helper_chain(levels: int) -> str:
+    """A Dataset whose files pass through ``levels`` helpers, each calling the next three times
+    with the same list and a different flag (``convert(x)`` calling ``convert_dtype``, ``to``,
+    ``as_tensor``... with their arguments)."""
+    defs = []
+    for i in range(levels):
+        if i == levels - 1:
+            defs.append(f"def step{i}(paths, flag):\n    return list(paths)")
+        else:
+            defs.append(
+                f"def step{i}(paths, flag):\n    a = step{i + 1}(paths, 1)\n    b = step{i + 1}(paths, 2)\n"
+                f"    c = step{i + 1}(paths, 3)\n    return a + b + c"
+            )
+    return "\n".join(["import glob", "from torch.utils.data import Dataset", *defs]) + """
+class Images(Dataset):
+    def __init__(self, root):
+        self.files = step0(glob.glob(root + "/*.jpg"), 0)
+    def __getitem__(self, i):
+        return self.files[i]
+"""
+
+
+def _count_bound_evaluations(monkeypatch) -> list[int]:
+    """How many times a function's returns are evaluated under one call's arguments."""
+    from dllint.program.values import Values
+
+    count = [0]
+    original = Values._returned
+
+    def counted(self, fnref, flow, env, depth, fresh):
+        count[0] += bool(fresh)
+        return original(self, fnref, flow, env, depth, fresh)
+
+    monkeypatch.setattr(Values, "_returned", counted)
+    return count
+
+
+def test_calls_with_equal_arguments_are_evaluated_once(monkeypatch):
+    """Helpers calling helpers three times each: every call's arguments are the same values as
+    another's, so each (helper, arguments) is evaluated once -- 13 evaluations for five levels,
+    not the 121 of one evaluation per path of calls (3^4 + 3^3 + ...), which made MONAI's type
+    conversions cost 30 s -- and the value is the one a path gives."""
+    count = _count_bound_evaluations(monkeypatch)
+    idx = build(facts_of(_helper_chain(5)))
+    (images,) = [c for c in idx.dataset_classes() if c.cls.name == "Images"]
+    value = idx.attr_value(images, "files")
+    assert value.kinds == frozenset({"list"}) and value.size == "data"
+    assert "glob.glob" in value.why[0][0]
+    assert count[0] <= 3 * 5
+
+
+def test_a_call_cut_short_deep_down_is_evaluated_again_higher_up(monkeypatch):
+    """Six levels reach the evaluator's depth limit on the first path (``a``) but not on the
+    last (``c``, evaluated higher up): the memoized answer of a call cut short deep down does
+    not answer for the same call asked higher up, so the listing still comes through."""
+    _count_bound_evaluations(monkeypatch)
+    idx = build(facts_of(_helper_chain(6)))
+    (images,) = [c for c in idx.dataset_classes() if c.cls.name == "Images"]
+    value = idx.attr_value(images, "files")
+    assert "list" in value.kinds and value.size == "data"
+
+
+def test_a_question_past_the_budget_of_calls_is_unknown(monkeypatch):
+    """Past MAX_BOUND_CALLS evaluations under call arguments in one question, a call's value is
+    unknown (the question ends, its answer says nothing of the data)."""
+    import dllint.program.values as values
+
+    count = _count_bound_evaluations(monkeypatch)
+    monkeypatch.setattr(values, "MAX_BOUND_CALLS", 3)
+    idx = build(facts_of(_helper_chain(5)))
+    (images,) = [c for c in idx.dataset_classes() if c.cls.name == "Images"]
+    value = idx.attr_value(images, "files")
+    assert value.size != "data"
+    assert count[0] <= 3

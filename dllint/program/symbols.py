@@ -51,6 +51,8 @@ class Symbols:
             return
         for deps in self._deps:
             deps.update(paths)
+        for deps in self.__dict__.get("_call_deps", ()):  # calls being evaluated (values.py)
+            deps.update(paths)
         if not self._quiet:
             self.misses.update(paths)
 
@@ -109,7 +111,10 @@ class Symbols:
 
     def _outermost(self) -> bool:
         """A question asked loudly by the planner or a rule, not inside another's computation."""
-        return not self._quiet and not self._deps and not self.__dict__.get("_active")
+        # (a call being evaluated under its arguments is memoized as an answer in progress, but
+        # its questions are asked as they were before calls were memoized: ``_call_function``)
+        active = self.__dict__.get("_active")
+        return not self._quiet and not self._deps and (not active or len(active) == self.__dict__.get("_calls_active", 0))
 
     def _class_of(self, key):
         facts = self.files.get(key[0])
