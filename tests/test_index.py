@@ -1118,7 +1118,7 @@ def test_a_call_cut_short_deep_down_is_evaluated_again_higher_up(monkeypatch):
 def test_a_question_past_the_budget_of_calls_is_unknown(monkeypatch):
     """Past MAX_BOUND_CALLS evaluations under call arguments in one question, a call's value is
     unknown (the question ends, its answer says nothing of the data)."""
-    import dllint.program.values as values
+    from dllint.program import values
 
     count = _count_bound_evaluations(monkeypatch)
     monkeypatch.setattr(values, "MAX_BOUND_CALLS", 3)
