@@ -93,3 +93,18 @@ def test_editless_check_compares_the_marks_with_the_built_fixes(tmp_path, capsys
     finally:
         cls._fixes = original
     assert "FIX DIFFERS" in capsys.readouterr().out
+
+
+def test_survey_times_each_repository_and_compares_outputs(tmp_path, capsys):
+    """Each folder with enough Python files is timed beside the ruff command given; with
+    ``--compare`` the other dllint's output is compared (here the same code: equal)."""
+    tool = _tool("survey")
+    repos = tmp_path / "repos"
+    shutil.copytree(os.path.join(ROOT, "fixtures", "projects", "dl1_dl3_spawn_cross_file"), repos / "one")
+    (repos / "small").mkdir()
+    (repos / "small" / "a.py").write_text("x = 1\n")
+    assert tool.main([str(repos), "--min-files", "2", "--ruff", shutil.which("true") or "true", "--compare", ROOT]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| one ")]
+    assert len(rows) == 1 and rows[0].endswith(" yes |")
+    assert "| small " not in out  # one Python file: below --min-files
