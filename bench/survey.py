@@ -21,7 +21,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from run import ENV, measure  # noqa: E402
+from run import ENV, measure
 
 
 def python_files(root: str) -> int:
