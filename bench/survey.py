@@ -8,7 +8,8 @@ For each folder of REPOS_DIR holding at least N (default 200) Python files: ``ru
 checkout's dllint), each once; prints files, ruff s, dllint s, the ratio and dllint's peak memory
 (the process tree), sorted by ratio. With ``--compare DIR`` (another dllint, e.g.
 ``git archive HEAD~1 dllint | tar -x -C DIR``), runs that one first and says whether the outputs
-are equal: a change meant to keep every finding is checked on the same repositories it is timed on.
+are equal, with its time: a change meant to keep every finding is checked on the same repositories
+it is timed on.
 One run each: a survey finds outliers; ``bench/run.py`` measures a row.
 """
 
@@ -53,6 +54,7 @@ def survey(repos_dir: str, min_files: int, max_files: int, ruff: str, compare: s
         row["ratio"] = row["dllint"] / row["ruff"] if row["ruff"] > 0 else float("inf")
         if compare:
             row["same"] = before["output"] == run["output"] and before["rc"] == run["rc"]
+            row["before"] = before["wall"]
         rows.append(row)
     rows.sort(key=lambda r: -r["ratio"])
     return rows
@@ -67,13 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ruff", default="ruff")
     args = parser.parse_args(argv)
     rows = survey(args.repos_dir, args.min_files, args.max_files, args.ruff, args.compare)
-    head = "| repository | files | ruff | dllint cold | ratio | peak memory |" + (" same output |" if args.compare else "")
+    head = "| repository | files | ruff | dllint cold | ratio | peak memory |" + (" compared dllint | same output |" if args.compare else "")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in rows:
         line = f"| {r['repo']} | {r['files']} | {r['ruff']:.2f} s | {r['dllint']:.2f} s | {r['ratio']:.1f}x | {r['mb']:.0f} MB |"
         if args.compare:
-            line += " yes |" if r["same"] else " **no** |"
+            line += f" {r['before']:.2f} s |" + (" yes |" if r["same"] else " **no** |")
         print(line)
     return 1 if args.compare and not all(r["same"] for r in rows) else 0
 
