@@ -1781,7 +1781,7 @@ class Values:
         met_by = self.__dict__.setdefault("_call_met", {})
         if key in memo:
             at = cut_at.get(key)
-            if at is None or depth >= at:
+            if at is None or depth >= at or key in self._active_levels():  # (in progress: a cycle)
                 if at is not None:
                     self._cuts = self.__dict__.get("_cuts", 0) + 1  # what it holds was cut short here too
                 self._missed(met_by.get(key, frozenset()))
