@@ -1127,3 +1127,27 @@ def test_a_question_past_the_budget_of_calls_is_unknown(monkeypatch):
     value = idx.attr_value(images, "files")
     assert value.size != "data"
     assert count[0] <= 3
+
+
+def test_a_dict_updated_with_keywords_has_constant_keys():
+    """``meta.update(ac=..., cat=1)`` is the display ``{"ac": ..., "cat": 1}``: its keys are
+    constants. (They were the bare names, and a name read as an IR node crashed the run on
+    Ascend's model zoo: ``"ac"`` passed for an attribute node whose base ``"c"`` passed for a call.)"""
+    src = """
+import glob
+from torch.utils.data import Dataset
+class Images(Dataset):
+    def __init__(self, root):
+        meta = {}
+        meta.update(ac=glob.glob(root), cat=1)
+        self.meta = meta
+    def __getitem__(self, i):
+        return self.meta
+"""
+    facts = facts_of(src)
+    (write,) = facts.functions["m.Images.__init__"].flow.muts["meta"]
+    assert [k for k, _ in write[1][1]] == [("k", "ac"), ("k", "cat")]
+    idx = build(facts)
+    (images,) = [c for c in idx.dataset_classes() if c.cls.name == "Images"]
+    value = idx.attr_value(images, "meta")
+    assert value.kinds == frozenset({"dict"}) and value.key.kinds == frozenset({"str"})

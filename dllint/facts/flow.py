@@ -600,7 +600,8 @@ class FlowBuilder:
             if method in MUTATORS and (call.args or call.keywords):
                 args = tuple([self.expr(a) for a in call.args])
                 if method == "update" and call.keywords:
-                    args = (("D", tuple([(k.arg, self.expr(k.value)) for k in call.keywords]), call.lineno),)
+                    # ``d.update(a=1, **more)``: the display ``{"a": 1, **more}`` (keys as constants)
+                    args = (("D", tuple([(("k", k.arg) if k.arg is not None else None, self.expr(k.value)) for k in call.keywords]), call.lineno),)
                 value = args[-1] if args else UNKNOWN
                 if method == "insert" and len(args) == 2:
                     value = args[1]

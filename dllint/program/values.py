@@ -1203,6 +1203,8 @@ class Values:
             self._nesting = nesting
 
     def _eval_node(self, ir, env, depth: int) -> Val:
+        if type(ir) is not tuple or not ir:  # not an IR node (never read as one: a string's
+            return UNKNOWN  # first letter would pass for a tag)
         tag = ir[0]
         handler = _HANDLERS.get(tag)
         if handler is None:
