@@ -1779,14 +1779,14 @@ class Values:
         # when it is reused, as evaluating it again would (planning follows them).
         memo = self.__dict__.setdefault("_call_memo", {})
         key = (fnref.key, cls.key if cls is not None else None, tuple((k, _val_key(v)) for k, v in binding.items()))
-        cut_at = self.__dict__.setdefault("_call_cut_at", {})
-        met_by = self.__dict__.setdefault("_call_met", {})
+        # key -> (the unparsed files its evaluation met, the depth a limit cut it short at or None)
+        after = self.__dict__.setdefault("_call_after", {})
         if key in memo:
-            at = cut_at.get(key)
-            if at is None or depth >= at or key in self._active_levels():  # (in progress: a cycle)
-                if at is not None:
-                    self._cuts = self.__dict__.get("_cuts", 0) + 1  # what it holds was cut short here too
-                self._missed(met_by.get(key, frozenset()))
+            met_before, cut_at = after.get(key, (frozenset(), None))
+            if cut_at is None or depth >= cut_at or key in self._active_levels():  # (in progress: a cycle)
+                if cut_at is not None:
+                    self._cut()  # what it holds was cut short here too
+                self._missed(met_before)
                 return self._memo_hit(memo, key)
         cuts = self.__dict__.get("_cuts", 0)
         met: set[str] = set()
@@ -1800,11 +1800,7 @@ class Values:
             self._calls_active -= 1
             stack.pop()
         result = self._memo_finish(memo, key, result, started)
-        met_by[key] = frozenset(met)
-        if self.__dict__.get("_cuts", 0) != cuts:
-            cut_at[key] = depth
-        else:
-            cut_at.pop(key, None)
+        after[key] = (frozenset(met), depth if self.__dict__.get("_cuts", 0) != cuts else None)
         return result
 
     def _cut(self) -> Val:
