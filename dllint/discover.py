@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
 
 DEFAULT_EXCLUDES = (
     ".bzr",
@@ -231,21 +232,16 @@ def _combine(entries):
     regex of the other directory-only rules))."""
     out = []
     for base, rules in entries:
-        runs: list[list[IgnoreRule]] = []
-        for rule in rules:
-            if runs and runs[-1][0].negate == rule.negate:
-                runs[-1].append(rule)
-            else:
-                runs.append([rule])
         groups = []
-        for run in runs:
+        for negate, run in groupby(rules, key=lambda rule: rule.negate):
+            run = list(run)
             parts = []
             for dir_only in (False, True):
                 mine = [r for r in run if r.dir_only == dir_only]
                 names = frozenset(r.name for r in mine if r.name is not None)
                 other = [r.regex.pattern for r in mine if r.name is None]
                 parts.append((names, re.compile("|".join(f"(?:{p})" for p in other)) if other else None))
-            groups.append((run[0].negate, *parts[0], *parts[1]))
+            groups.append((negate, *parts[0], *parts[1]))
         out.append((base, groups))
     return out
 
