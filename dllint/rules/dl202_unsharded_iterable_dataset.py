@@ -404,8 +404,9 @@ class UnshardedIterableDataset(Rule):
                 {
                     v.const
                     for ld in loaders
+                    if "num_workers" in ld.call.args  # (a count forwarded through ``**kwargs`` is not)
                     for v in ld.call.args["num_workers"].alternatives()
-                    if "num_workers" in ld.call.args and v.kind == "const" and isinstance(v.const, int)
+                    if v.kind == "const" and isinstance(v.const, int)
                 }
             )
             n = counts[0] if len(counts) == 1 and counts[0] > 1 else "N"
