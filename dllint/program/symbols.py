@@ -298,18 +298,18 @@ class Symbols:
         return out
 
     def _mro(self, ref: ClassRef) -> list[ClassRef]:
+        """The class and its project bases, depth first, each once (a stack, not a recursive
+        closure: one refers to itself, a cycle the paused collector keeps with the model)."""
         out: list[ClassRef] = []
         seen: set = set()
-
-        def visit(r: ClassRef, depth: int) -> None:
+        stack: list[tuple[ClassRef, int]] = [(ref, 0)]
+        while stack:
+            r, depth = stack.pop()
             if r.key in seen or depth > 20:
-                return
+                continue
             seen.add(r.key)
             out.append(r)
-            for base in self.bases(r)[0]:
-                visit(base, depth + 1)
-
-        visit(ref, 0)
+            stack.extend((base, depth + 1) for base in reversed(self.bases(r)[0]))
         return out
 
     def external_bases(self, ref: ClassRef) -> set[str]:
