@@ -441,7 +441,15 @@ class CopyOnReadContainer(Rule):
                         continue
                     seen.add(key)
                     owner = model.class_of(anchor_fn) or ref
-                    fix = self._fix(project, plan, attr) if plan[0] != "none" else None
+                    advice = plan[1]
+                    fix = None
+                    if plan[0] != "none" and plan[2].file.path == path:
+                        fix = self._fix(project, plan, attr)
+                    elif plan[0] != "none":
+                        # a fix's edits are in its finding's file: this one's constructor is in
+                        # another, where the finding at the class's own assignment carries it
+                        init = plan[2]
+                        advice = f"store it packed at the end of `{init.fn.qualname.rsplit('.', 2)[-2]}.__init__` ({display_path(init.file.path)}:{init.fn.span.row}), where it is complete"
                     details = (
                         ("class", owner.cls.qualname),
                         ("attribute", attr),
@@ -449,7 +457,7 @@ class CopyOnReadContainer(Rule):
                         ("why", "it grows with the data, and forked workers copy every object they read (refcounts)"),
                     )
                     if fix is None:
-                        details += (("fix", plan[1]),)
+                        details += (("fix", advice),)
                     yield Diagnostic(
                         self.code,
                         f"`self.{attr}` holds {text}",
