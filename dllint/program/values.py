@@ -836,16 +836,30 @@ class Values:
         out = []
         mro = self.mro(cls)
         for i, r in enumerate(mro):
-            for name, qual in r.cls.methods.items():
-                fn = r.file.functions.get(qual)
-                if fn is None or fn.flow is None or (r.file.path, qual) in workers:
+            for name, fn, writes in self._writers(r).get(attr, ()):
+                if (r.file.path, fn.qualname) in workers:
                     continue
-                writes = fn.flow.writes.get(attr, ())
-                if writes and not self._runs_on(mro[:i], name):
+                if not self._runs_on(mro[:i], name):
                     continue  # overridden by a subclass that never calls it (no super().name())
                 for write in writes:
                     out.append((self._funcref(r.file, fn), write))
         return out
+
+    def _writers(self, r) -> dict:
+        """{attr: [(method name, FunctionFacts, its writes of ``self.<attr>``), ...]} of one class's
+        own methods, in their order (one pass per class, not one per attribute asked)."""
+        memo = self.__dict__.setdefault("_writers_memo", {})
+        found = memo.get(r.key)
+        if found is None:
+            found = memo[r.key] = {}
+            for name, qual in r.cls.methods.items():
+                fn = r.file.functions.get(qual)
+                if fn is None or fn.flow is None:
+                    continue
+                for attr, writes in fn.flow.writes.items():
+                    if writes:
+                        found.setdefault(attr, []).append((name, fn, writes))
+        return found
 
     def constructor_reach(self, cls) -> frozenset:
         """The keys of the functions the constructor of ``cls`` runs (its ``__init__`` and what
