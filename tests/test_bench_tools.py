@@ -108,3 +108,25 @@ def test_survey_times_each_repository_and_compares_outputs(tmp_path, capsys):
     rows = [line for line in out.splitlines() if line.startswith("| one ")]
     assert len(rows) == 1 and rows[0].endswith(" yes |")
     assert "| small " not in out  # one Python file: below --min-files
+
+
+def test_sweep_runs_each_repository_three_ways_and_reports_what_must_not_happen(tmp_path, capsys):
+    """check, fix (on a copy) and named modes pass on a fixture project; a dllint that exits 2
+    with an internal error, or whose output differs under ``--compare``, is reported (exit 1)."""
+    tool = _tool("sweep")
+    repos = tmp_path / "repos"
+    shutil.copytree(os.path.join(ROOT, "fixtures", "projects", "dl101_subclass"), repos / "one", ignore=shutil.ignore_patterns("expected.txt", "fixed", "unsafe-fixed"))
+    original = (repos / "one" / "data" / "base.py").read_text()
+    for mode in ("check", "fix", "named"):
+        assert tool.main([str(repos), "--mode", mode, "--slow", "1000"]) == 0, mode
+        assert f"{mode}: 1 repositories, 0 problem(s)" in capsys.readouterr().out
+    assert (repos / "one" / "data" / "base.py").read_text() == original  # fixed on a copy
+
+    stub = tmp_path / "stub" / "dllint"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("")
+    (stub / "__main__.py").write_text("import sys\nprint('other output')\nsys.stderr.write('dllint: internal error: KeyError\\n')\nsys.exit(2)\n")
+    assert tool.main([str(repos), "--dllint", str(stub.parent)]) == 1
+    assert "one: exit 2: dllint: internal error: KeyError" in capsys.readouterr().out
+    assert tool.main([str(repos), "--compare", str(stub.parent)]) == 1
+    assert "one: output differs from --compare's" in capsys.readouterr().out
