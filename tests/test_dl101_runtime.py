@@ -285,6 +285,7 @@ CASES = {
     ],
     "dl101/negative": [("fixed", "negative", "OnlyLen(root)", "files")],
     "projects/dl101_subclass": [("fixed", "data.texts", "Texts(root)", "files")],
+    "projects/dl101_builder_in_subclass_file": [("fixed", "data.texts", "Texts(root)", "files")],
     "projects/dl101_script_sibling_datasets": [
         ("fixed", "reid.datasets", "ClsDataset(*read_split_data(root)[0])", "images_path"),
     ],
