@@ -1,8 +1,9 @@
-"""dllint on every repository under a folder, the three ways users run it, looking for what must
-never happen: an internal error or a warning (exit 2, text on standard error), a fix that leaves a
-file that no longer parses, a named file that takes long.
+"""dllint on every repository under a folder, the ways users run it, looking for what must never
+happen: an internal error or a warning (exit 2, text on standard error), a fix that leaves a file
+that no longer parses, a cached run that prints what a run without the cache does not, a named
+file that takes long.
 
-    python bench/sweep.py REPOS_DIR [--mode check|fix|named] [--compare DIR] [--dllint DIR]
+    python bench/sweep.py REPOS_DIR [--mode check|fix|cache|named] [--compare DIR] [--dllint DIR]
                           [--min-files N] [--max-files N] [--per-repo K] [--slow S]
 
 - ``check`` (default): ``dllint check REPO --no-cache --select ALL`` on each repository. With
@@ -14,6 +15,10 @@ file that no longer parses, a named file that takes long.
   check afterwards counts the findings still marked fixable (a fix withheld with a warning).
   Warnings that a fix was withheld are designed (its fixed file would add a finding) unless the
   reason is that the fixed file would not parse: those are listed as problems.
+- ``cache``: on a copy of each repository, a run with the cache (cold, then warm), one after a
+  comment is appended to a file naming ``Dataset`` or ``DataLoader`` (its facts unchanged) and one
+  after a line of code is appended to it (``_dllint_sweep_edit = 1``: its facts change): each must
+  print what a run without the cache prints for the same files (a stale or mixed-up cache entry).
 - ``named``: ``--per-repo`` files of each repository (those naming ``Dataset`` or ``DataLoader``
   first, one other), each checked alone with ``--no-cache``, as a pre-commit hook runs it; the
   runs over ``--slow`` seconds are listed.
@@ -115,6 +120,29 @@ def sweep_fix(root: str, own: str) -> tuple[list[str], dict]:
     return problems, {"fixable": out.count("[*]"), "changed": len(changed), "left": out2.count("[*]")}
 
 
+def sweep_cache(root: str, own: str) -> tuple[list[str], dict]:
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = os.path.join(tmp, "repo")
+        shutil.copytree(root, work, ignore=shutil.ignore_patterns(".git", ".dllint_cache"), symlinks=True)
+        cached = ["check", "--cache-dir", os.path.join(tmp, "cache"), *CHECK[2:], "."]
+        edited = next((rel for rel, text in sorted(_sources(work).items()) if b"DataLoader" in text or b"Dataset" in text), None)
+        steps = [("cold", None), ("warm", None), ("comment", b"\n# dllint sweep: a comment\n"), ("code edit", b"\n_dllint_sweep_edit = 1\n")]
+        for label, append in steps:
+            if append is not None:
+                if edited is None:
+                    continue
+                with open(os.path.join(work, edited), "ab") as fh:
+                    fh.write(append)
+            rc, out, err, _ = dllint(own, cached, work)
+            rc_n, out_n, _err_n, _ = dllint(own, [*CHECK, "."], work)
+            if rc != 0 or err.strip():
+                problems.append(f"{label}: exit {rc}: {err.strip()[:300]}")
+            elif (rc, out) != (rc_n, out_n):
+                problems.append(f"{label}: output differs from a run without the cache")
+    return problems, {}
+
+
 def _named_files(root: str, k: int, rng: random.Random) -> list[str]:
     hot, other = [], []
     for rel, text in sorted(_sources(root).items()):
@@ -139,7 +167,7 @@ def sweep_named(root: str, own: str, k: int, slow: float, rng: random.Random) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repos_dir")
-    parser.add_argument("--mode", choices=("check", "fix", "named"), default="check")
+    parser.add_argument("--mode", choices=("check", "fix", "cache", "named"), default="check")
     parser.add_argument("--compare", help="another dllint's folder (holding dllint/): outputs compared (check)")
     parser.add_argument("--dllint", default=os.path.dirname(HERE), help="the folder holding the dllint to run")
     parser.add_argument("--min-files", type=int, default=1)
@@ -161,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             problems, _info = sweep_check(root, own, compare)
         elif args.mode == "fix":
             problems, _info = sweep_fix(root, own)
+        elif args.mode == "cache":
+            problems, _info = sweep_cache(root, own)
         else:
             problems, _info = sweep_named(root, own, args.per_repo, args.slow, rng)
         for problem in problems:

@@ -111,13 +111,13 @@ def test_survey_times_each_repository_and_compares_outputs(tmp_path, capsys):
 
 
 def test_sweep_runs_each_repository_three_ways_and_reports_what_must_not_happen(tmp_path, capsys):
-    """check, fix (on a copy) and named modes pass on a fixture project; a dllint that exits 2
+    """check, fix and cache (on copies) and named modes pass on a fixture project; a dllint that exits 2
     with an internal error, or whose output differs under ``--compare``, is reported (exit 1)."""
     tool = _tool("sweep")
     repos = tmp_path / "repos"
     shutil.copytree(os.path.join(ROOT, "fixtures", "projects", "dl101_subclass"), repos / "one", ignore=shutil.ignore_patterns("expected.txt", "fixed", "unsafe-fixed"))
     original = (repos / "one" / "data" / "base.py").read_text()
-    for mode in ("check", "fix", "named"):
+    for mode in ("check", "fix", "cache", "named"):
         assert tool.main([str(repos), "--mode", mode, "--slow", "1000"]) == 0, mode
         assert f"{mode}: 1 repositories, 0 problem(s)" in capsys.readouterr().out
     assert (repos / "one" / "data" / "base.py").read_text() == original  # fixed on a copy
@@ -130,3 +130,7 @@ def test_sweep_runs_each_repository_three_ways_and_reports_what_must_not_happen(
     assert "one: exit 2: dllint: internal error: KeyError" in capsys.readouterr().out
     assert tool.main([str(repos), "--compare", str(stub.parent)]) == 1
     assert "one: output differs from --compare's" in capsys.readouterr().out
+    # a dllint whose cached runs print something else than its runs without the cache
+    (stub / "__main__.py").write_text("import sys\nprint('fresh' if '--no-cache' in sys.argv else 'stale')\n")
+    assert tool.main([str(repos), "--mode", "cache", "--dllint", str(stub.parent)]) == 1
+    assert "one: warm: output differs from a run without the cache" in capsys.readouterr().out
