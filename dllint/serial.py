@@ -10,6 +10,10 @@ lists and dicts, and on top of it a small explicit encoding of the facts' types:
   ``["l", ...]`` list, ``["f", ...]`` frozenset, ``["s", ...]`` set, ``["d", k1, v1, k2, v2 ...]``
   dict, ``["b", "<base64>"]`` bytes, ``["c", re, im]`` complex, ``["e"]`` Ellipsis, ``["n"]``
   ``model.NOCONST``;
+- ``["T", n, ...]``: a tuple of the flow IR (inside a ``Flow``) met in several places, written
+  once and labelled n, and ``["r", n]`` wherever else it is met: decoded, those places hold the
+  same object again (accepted only where any value may stand, not in a field whose annotation
+  names a tuple's members);
 - ``["o", "module.Class", field1, field2, ...]``: an instance of a dataclass defined in a dllint
   module that is already imported (``dllint.model``, the rules' own payload classes), its fields in
   declaration order. The class is looked up in that set and nothing is ever imported by name; it is
@@ -37,7 +41,7 @@ from types import NoneType, UnionType
 from dllint.model import NOCONST
 
 MAGIC = b"dllint-cache"
-FORMAT = 1
+FORMAT = 2  # 2: tuples shared in the data are written once (``_share``)
 
 
 class CacheDataError(ValueError):
@@ -230,6 +234,14 @@ _PLAIN = frozenset({str, int, float, bool, NoneType})  # written as themselves
 _objects: dict[type, tuple] = {}  # dataclass -> (tag, attrgetter of its fields), once checked
 
 
+# id of a tuple -> its encodings, while ``dumps`` encodes (the tuples met more than once are
+# written once, then referred to: ``_share``); only the flow IR's tuples (inside a ``Flow``,
+# whose fields take any value), where identity matters to the value model
+_met: dict[int, list] | None = None
+_in_flow = 0
+FLOW = "dllint.facts.flow.Flow"
+
+
 def _tuple(obj, plain=_PLAIN) -> list:
     """A tuple (most of the data: the flow IR is nested tuples), without a call per member."""
     out = ["t"]
@@ -242,7 +254,27 @@ def _tuple(obj, plain=_PLAIN) -> list:
             append(_tuple(v))
         else:
             append(_encode(v))
+    if _in_flow and _met is not None and obj:
+        _met.setdefault(id(obj), []).append(out)
     return out
+
+
+def _share(met: dict[int, list]) -> None:
+    """A tuple object met in several places is written whole once, labelled (``["T", n, ...]``),
+    and as ``["r", n]`` wherever else it is met: the facts come back with the same objects shared
+    as the extractor made them. (The value model memoizes by an IR node's identity: a shared
+    node is evaluated once, and reading it back while it is being evaluated is a cycle. Decoded
+    unshared, the same facts gave other answers: a cached run reported a finding that a run
+    without the cache did not.) Encodings are in document order, which is the decoder's."""
+    label = 0
+    for outs in met.values():
+        if len(outs) < 2:
+            continue
+        first = outs[0]
+        first[0:1] = ["T", label]
+        for later in outs[1:]:
+            later[:] = ["r", label]
+        label += 1
 
 
 def _encode(obj):
@@ -262,6 +294,14 @@ def _encode(obj):
     if known is not None and _classes.get(known[0]) is kind:
         out = ["o", known[0]]
         values = known[1](obj)
+        if known[0] == FLOW:
+            global _in_flow
+            _in_flow += 1
+            try:
+                out.extend([v if type(v) in plain else _encode(v) for v in values])
+            finally:
+                _in_flow -= 1
+            return out
         out.extend([v if type(v) in plain else _encode(v) for v in values])
         return out
     if kind is list:
@@ -295,7 +335,14 @@ def _encode(obj):
 
 def dumps(obj) -> bytes:
     """The cache file for ``obj`` (TypeError when it holds something that is not plain data)."""
-    body = json.dumps(_encode(obj), separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    global _met
+    _met = {}
+    try:
+        data = _encode(obj)
+        _share(_met)
+    finally:
+        _met = None
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     digest = hashlib.blake2b(body, digest_size=16).hexdigest().encode("ascii")
     return b"%s %d %s\n%s" % (MAGIC, FORMAT, digest, body)
 
@@ -312,11 +359,15 @@ class _Bad(Exception):
 _SCALARS = frozenset({str, int, float, bool, NoneType})
 
 
-def _dec_tuple(x: list, scalars=_SCALARS) -> tuple:
+# label -> the tuple written whole under it (``_share``), while ``loads`` decodes
+_labelled: dict[int, tuple] = {}
+
+
+def _dec_tuple(x: list, scalars=_SCALARS, start: int = 1) -> tuple:
     """``["t", ...]`` (most of the data: the flow IR is nested tuples), without a call per member."""
     out = []
     append = out.append
-    for v in x[1:]:
+    for v in x[start:]:
         kind = type(v)
         if kind in scalars:
             append(v)
@@ -325,6 +376,20 @@ def _dec_tuple(x: list, scalars=_SCALARS) -> tuple:
         else:
             append(_decode(v))
     return tuple(out)
+
+
+def _dec_shared(x: list):
+    """``["T", n, ...]``: a tuple written whole, labelled n; ``["r", n]``: the tuple labelled n."""
+    if len(x) < 2 or type(x[1]) is not int:
+        raise _Bad("shared tuple without a label")
+    if x[0] == "T":
+        if x[1] in _labelled:
+            raise _Bad("a label given twice")
+        found = _labelled[x[1]] = _dec_tuple(x, start=2)
+        return found
+    if len(x) != 2 or x[1] not in _labelled:
+        raise _Bad("a reference to no tuple written before")
+    return _labelled[x[1]]
 
 
 def _decode(x):
@@ -338,6 +403,8 @@ def _decode(x):
             return _dec_tuple(x)
         if tag == "o":
             return _object(x)
+        if tag == "T" or tag == "r":
+            return _dec_shared(x)
         if tag == "d":
             if len(x) % 2 != 1:
                 raise _Bad("odd dict")
@@ -478,10 +545,13 @@ def split(blob: bytes) -> bytes:
 def loads(blob: bytes):
     """The data of a cache file written by ``dumps``; CacheDataError for anything else."""
     body = split(blob)
+    _labelled.clear()
     try:
         return _decode(json.loads(body))
     except (_Bad, ValueError, RecursionError) as exc:
         raise CacheDataError("damaged", f"bad data: {exc}") from None
+    finally:
+        _labelled.clear()
 
 
 def loads_json(blob: bytes):

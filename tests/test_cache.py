@@ -236,6 +236,48 @@ def test_cache_encoding_round_trips_facts(tmp_path):
         assert loads(dumps(facts)) == facts
 
 
+def test_cache_encoding_keeps_shared_tuples_shared(tmp_path):
+    """The facts come back with the objects shared as the extractor shared them: the value model
+    memoizes by an IR node's identity, and ``a, b = self.load()`` shares the call's node between
+    the two writes. Decoded unshared, a cached run reported a finding (``self.name_to_index``)
+    that a run without the cache does not."""
+    from dllint.cache import dumps, loads
+
+    from dllint.facts.flow import Flow
+
+    node = ("c", ("a", ("s", "x"), "load"), (), ())
+    flow = Flow(locals={"a": ((node, 0),), "b": (node, ("n", "y"))}, returns=(node,))
+    back = loads(dumps(flow))
+    assert back.locals["a"][0][0] is back.locals["b"][0] is back.returns[0]
+    assert back == flow
+
+    (tmp_path / "ds.py").write_text(
+        "import torch.utils.data as data\n\n\n"
+        "class Features(data.Dataset):\n"
+        "    def __init__(self, path):\n"
+        "        self.path = path\n"
+        "        self.index_to_name, self.name_to_index = self._load_dicts()\n\n"
+        "    def _load_dicts(self):\n"
+        "        with open(self.path) as handle:\n"
+        "            self.index_to_name = handle.readlines()\n"
+        "        self.index_to_name = [name[:-1] for name in self.index_to_name]\n"
+        "        self.name_to_index = {name: index for index, name in enumerate(self.index_to_name)}\n"
+        "        return self.index_to_name, self.name_to_index\n\n"
+        "    def __getitem__(self, index):\n"
+        "        return self.index_to_name[index]\n\n"
+        "    def __len__(self):\n"
+        "        return len(self.index_to_name)\n"
+    )
+    (tmp_path / "train.py").write_text("from torch.utils.data import DataLoader\n\nfrom ds import Features\n\nloader = DataLoader(Features('names.txt'), num_workers=4)\n")
+    (tmp_path / ".git").mkdir()
+    age(tmp_path)
+    fresh = run(tmp_path, "--no-cache")
+    assert run(tmp_path) == fresh  # (facts computed, stored)
+    with open(tmp_path / "train.py", "a") as fh:  # ds.py's facts now come from the cache
+        fh.write("\n_edited = 1\n")
+    assert run(tmp_path) == run(tmp_path, "--no-cache") == fresh
+
+
 def test_unchanged_project_reuses_the_result_and_any_change_invalidates_it(tmp_path):
     generate(str(tmp_path), seed=0, files=80)
     age(tmp_path)

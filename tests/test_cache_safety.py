@@ -169,6 +169,18 @@ def test_decoding_builds_only_dllint_data_classes():
     good = entry(span)
     with pytest.raises(serial.CacheDataError):  # one byte changed: the checksum says so
         serial.loads(good.replace(b"4]", b"5]"))
+    # shared tuples: a reference only to a tuple written (and labelled) before it, a label once,
+    # and not where a field's annotation wants a tuple of its own (a `Value`'s items)
+    assert serial.loads(entry(["t", ["T", 0, "n", "x"], ["r", 0]])) == (("n", "x"), ("n", "x"))
+    for bad in (
+        ["t", ["r", 0], ["T", 0, "n", "x"]],
+        ["t", ["T", 0, "a"], ["T", 0, "b"]],
+        ["t", ["T", "0", "a"], ["r", "0"]],
+        ["t", ["r", 0, 1]],
+        ["o", "dllint.model.Value", "ref", "x", ["r", 0], None, ["n"], ["t"], ["t"]],
+    ):
+        with pytest.raises(serial.CacheDataError):
+            serial.loads(entry(bad))
 
 
 def test_temporary_files_of_killed_runs_are_cleaned(tmp_path):
