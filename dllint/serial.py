@@ -41,7 +41,7 @@ from types import NoneType, UnionType
 from dllint.model import NOCONST
 
 MAGIC = b"dllint-cache"
-FORMAT = 2  # 2: tuples shared in the data are written once (``_share``)
+FORMAT = 2  # 2: the flow IR's shared tuples are written once, then referred to (``_share``)
 
 
 class CacheDataError(ValueError):
