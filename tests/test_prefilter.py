@@ -192,6 +192,29 @@ def test_a_datasets_base_in_a_file_without_triggers_is_parsed_but_an_unrelated_b
     assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
 
 
+HELPER_CHAIN = {
+    "main.py": "from torch.utils.data import DataLoader\n\nfrom h1 import make1\n\n\ndef main():\n    loader = DataLoader(make1(), num_workers=2)\n    return [b for b in loader]\n",
+    "h1.py": "from h2 import make2\n\n\ndef make1():\n    return make2()\n",
+    "h2.py": "from h3 import make3\n\n\ndef make2():\n    return make3()\n",
+    "h3.py": "from shapes import Shapes\n\n\ndef make3():\n    return Shapes()\n",
+    "shapes.py": "import os\n\n\nclass Shapes:\n    def __init__(self):\n        self.files = sorted(os.listdir('.'))\n\n    def __getitem__(self, i):\n        return self.files[i]\n\n    def __len__(self):\n        return len(self.files)\n",
+}
+
+
+def test_what_a_loader_is_given_is_followed_link_by_link_not_a_round_per_file(tmp_path, demand_rounds):
+    """A Dataset a helper returns from a helper in another file, through three files without
+    trigger words: the loaders' question (what each is given) is a chain the planner follows
+    on cheap models, one file per link, instead of a whole round of demands per file (five
+    rounds before, two now: the first and the one that finds nothing more); the same findings as
+    a run parsing every file."""
+    _write(tmp_path, HELPER_CHAIN)
+    analysis = _analyse(tmp_path)
+    assert {Path(p).name for p in analysis.project.files} == set(HELPER_CHAIN)
+    assert "shapes.py:6:DL101" in _findings(analysis)
+    assert len(demand_rounds) == 2
+    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
+
+
 def test_memoized_answers_replay_the_unparsed_files_they_met():
     from dllint.config import Settings
     from dllint.facts.extract import extract

@@ -74,12 +74,18 @@ class Loaders:
     @cached_property
     def loaders(self) -> list[Loader]:
         out: list[Loader] = []
+        before = len(self.misses)
         with self.quietly(False):  # a loader's arguments matter, wherever it is first asked for
             for facts in self.files.values():
                 for call in facts.loaders:
                     if not self.is_loader_class(call.callee, facts.root):
                         continue
                     out.append(self._loader(facts, self._own_signature(facts, call)))
+        if len(self.misses) > before:
+            # what a loader is given reached unparsed files (a Dataset returned by a helper in
+            # another file, which calls one in a third): the planner follows it link by link
+            # (``chase``) instead of a round of demands per link
+            self.chains.add(("loaders",))
         return out
 
     def _own_signature(self, facts: FileFacts, call: LoaderCall) -> LoaderCall:
@@ -152,6 +158,7 @@ class Loaders:
     @cached_property
     def _used_as_dataset(self) -> set[tuple[str, str]]:
         keys: set[tuple[str, str]] = set()
+        before = len(self.misses)
         with self.quietly(False):  # what a loader is given matters
             for facts in self.files.values():
                 for call in facts.loaders:
@@ -167,6 +174,10 @@ class Loaders:
                             base = self.class_of(serves)
                             if base is not None:
                                 keys.add(base.key)
+        if len(self.misses) > before:
+            # what the loaders are given reached unparsed files (a Dataset built by a helper in
+            # another file): the planner follows it link by link (``chase``), not a round each
+            self.chains.add(("used_as_dataset",))
         return keys
 
     def _dataset_refs(self, facts: FileFacts, call: LoaderCall) -> tuple[list[ClassRef], list[str]]:

@@ -128,7 +128,8 @@ class Symbols:
 
     def chase(self, questions) -> set[str]:
         """Ask again, loudly, the questions another model asked that met unparsed files (its
-        ``chains``: class ancestry, name resolution, attribute and parameter values, worker code):
+        ``chains``: class ancestry, name resolution, attribute and parameter values, worker code,
+        the classes loaders are given):
         the unparsed files they meet now. A chain of base classes, re-exports or calls through
         files without trigger words needs one more file per link; the planner follows it on a
         fresh model of the files parsed so far, without a whole round of demands per link."""
@@ -137,6 +138,10 @@ class Symbols:
                 kind = question[0]
                 if kind == "resolve":
                     self.resolve(question[1], question[2])
+                elif kind == "used_as_dataset":
+                    self._used_as_dataset  # noqa: B018 (computed: the unparsed files it meets)
+                elif kind == "loaders":
+                    self.loaders  # noqa: B018
                 elif kind == "param_value":
                     fn = self._function_of(question[1])
                     bound = self._class_of(question[3]) if question[3] is not None else None
