@@ -74,18 +74,16 @@ class Loaders:
     @cached_property
     def loaders(self) -> list[Loader]:
         out: list[Loader] = []
-        before = len(self.misses)
-        with self.quietly(False):  # a loader's arguments matter, wherever it is first asked for
+        # what a loader is given may reach unparsed files (a Dataset returned by a helper in
+        # another file, which calls one in a third): the planner follows it link by link
+        # (``chase``) instead of a round of demands per link; a loader's arguments matter,
+        # wherever it is first asked for (loudly)
+        with self._chained(("loaders",)), self.quietly(False):
             for facts in self.files.values():
                 for call in facts.loaders:
                     if not self.is_loader_class(call.callee, facts.root):
                         continue
                     out.append(self._loader(facts, self._own_signature(facts, call)))
-        if len(self.misses) > before:
-            # what a loader is given reached unparsed files (a Dataset returned by a helper in
-            # another file, which calls one in a third): the planner follows it link by link
-            # (``chase``) instead of a round of demands per link
-            self.chains.add(("loaders",))
         return out
 
     def _own_signature(self, facts: FileFacts, call: LoaderCall) -> LoaderCall:
@@ -158,8 +156,9 @@ class Loaders:
     @cached_property
     def _used_as_dataset(self) -> set[tuple[str, str]]:
         keys: set[tuple[str, str]] = set()
-        before = len(self.misses)
-        with self.quietly(False):  # what a loader is given matters
+        # what a loader is given matters (loudly), and is followed link by link as well when it
+        # meets unparsed files (``loaders``)
+        with self._chained(("used_as_dataset",)), self.quietly(False):
             for facts in self.files.values():
                 for call in facts.loaders:
                     if not self.is_loader_class(call.callee, facts.root) and not self._library_loader(facts, call):
@@ -174,10 +173,6 @@ class Loaders:
                             base = self.class_of(serves)
                             if base is not None:
                                 keys.add(base.key)
-        if len(self.misses) > before:
-            # what the loaders are given reached unparsed files (a Dataset built by a helper in
-            # another file): the planner follows it link by link (``chase``), not a round each
-            self.chains.add(("used_as_dataset",))
         return keys
 
     def _dataset_refs(self, facts: FileFacts, call: LoaderCall) -> tuple[list[ClassRef], list[str]]:

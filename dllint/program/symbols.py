@@ -69,6 +69,15 @@ class Symbols:
                 outer.update(deps)
 
     @contextmanager
+    def _chained(self, question: tuple):
+        """The computation inside, when it meets unparsed files, is a question the planner asks
+        again on the next model (``chains``, ``chase``)."""
+        before = len(self.misses)
+        yield
+        if len(self.misses) > before:
+            self.chains.add(question)
+
+    @contextmanager
     def quietly(self, quiet: bool = True):
         """Questions inside do not ask for unparsed files (``quiet=False``: they do again)."""
         saved = self._quiet

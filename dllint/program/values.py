@@ -472,11 +472,8 @@ class Values:
         a rule) and meeting unparsed files, the question is one the planner follows (``chase``)."""
         if not self._outermost():
             return compute(*args)
-        before = len(self.misses)
-        out = compute(*args)
-        if len(self.misses) > before:
-            self.chains.add(question)
-        return out
+        with self._chained(question):
+            return compute(*args)
 
     def _attr_value(self, cls, attr: str, include_workers: bool) -> Val:
         memo = self.__dict__.setdefault("_attr_memo", {})
