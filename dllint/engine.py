@@ -48,6 +48,9 @@ class Analysis:
     notebooks: dict = field(default_factory=dict)  # path -> dllint.notebook.NotebookSource
     # findings of the rules run only to check fixes (``analyse(watch=...)``), never reported
     watched: list[Diagnostic] = field(default_factory=list)
+    # what the user should know about the run itself (planning stopped before it settled): the
+    # command line prints each as a warning, the language server logs it
+    notes: list[str] = field(default_factory=list)
 
 
 def _extract_job(args):
@@ -288,6 +291,7 @@ class Engine:
         # facts the scan computed beside its verdicts, until the rounds of facts ask for them
         # (``_prescan``, ``_take_prefetched``)
         self._prefetched: dict[str, tuple] = {}
+        notes: list[str] = []  # ``Analysis.notes``
         overlay = overlay or {}
         explicit = explicit or set()
         focus = None
@@ -458,6 +462,7 @@ class Engine:
             else:
                 index = ProgramModel(facts, self.settings, layout, carry)
                 index.project_names_workers = names_workers
+                notes.append(self._unsettled_note(new))
             index.settled = True  # no more planning: what rules ask may be memoized
             if cache is not None:
                 cache.store_plan(plan_key, list(facts))
@@ -509,9 +514,10 @@ class Engine:
                 if d.path not in data and d.path in entries:
                     self._read_into(d.path, data, entries, read_errors)
             cache.forget_missing(set(paths))
-            if result_key is not None:
+            # an unsettled plan's findings are not kept: the next run plans (and says so) again
+            if result_key is not None and converged:
                 stored: tuple = (result, len(facts))
-                if cutoff_key is not None and converged and not read_errors:
+                if cutoff_key is not None and not read_errors:
                     position = {p: i for i, p in enumerate(paths)}
                     if all(p in position for p in (*facts, *project.read, *(r[0] for r in project.replays))):
                         # (the files analysed, the files whose text a rule read, the questions
@@ -528,7 +534,19 @@ class Engine:
             from dllint.notebook import finalize
 
             watched = finalize(watched, notebooks)
-        return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched)
+        return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched, notes)
+
+    def _unsettled_note(self, last: set[str]) -> str:
+        """What a run whose planning reached ``MAX_ROUNDS`` says: each round of demands had found
+        more files to parse (``last``: the last round's), so files a further round would want
+        are not analysed, and findings that depend on what they define may be missing (never
+        findings about what is unknown: the model's answers there stay "unknown")."""
+        example = os.path.relpath(min(last), self.root) if last else "?"
+        return (
+            f"planning did not settle in {MAX_ROUNDS} rounds (the last one still added {len(last)} "
+            f"file{'s' if len(last) != 1 else ''}, e.g. {example}); findings that depend on files "
+            "it did not reach may be missing"
+        )
 
     def _elsewhere(self, outside: list[str], facts_of, data, entries):
         """``Project.elsewhere``: attr -> [(path, facts)] of the files of ``outside`` (the project's

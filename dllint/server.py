@@ -83,6 +83,7 @@ def overlaps(a: dict, b: dict) -> bool:
 class Linted:
     text: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # ``Analysis.notes``: logged, not shown inline
 
     @property
     def lines(self) -> list[str]:
@@ -165,6 +166,7 @@ class Linter:
         overlay[path] = text.encode("utf-8")
         analysis = self.engine(settings, root).analyse([path], enabled_codes(settings), overlay, {path})
         result.diagnostics = [d for d in analysis.diagnostics if d.path == path]
+        result.notes = analysis.notes
         self.results[uri] = result
         return result
 
@@ -372,8 +374,10 @@ def build_server():
             encoding = getattr(ls.workspace, "position_encoding", None) or "utf-16"
             linter.encoding = str(getattr(encoding, "value", encoding))
             doc = ls.workspace.get_text_document(uri)
-            linter.lint(uri, doc.source, open_docs())
+            linted = linter.lint(uri, doc.source, open_docs())
             payload = linter.diagnostics(uri)
+            for note in linted.notes:
+                ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"dllint: {note}"))
         except Exception as exc:  # never let one document take the server down
             ls.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Error, message=f"dllint: {type(exc).__name__}: {exc}")

@@ -215,6 +215,35 @@ def test_what_a_loader_is_given_is_followed_link_by_link_not_a_round_per_file(tm
     assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
 
 
+def test_planning_that_does_not_settle_says_so(tmp_path, monkeypatch, demand_rounds):
+    """Planning stops after ``MAX_ROUNDS`` rounds of demands. A run stopped there while a round
+    still found files to parse says so: ``Analysis.notes``, printed by ``dllint check`` as a
+    warning; the exit code is the findings'. A run that settles says nothing. With the cache,
+    the unsettled run's findings are not kept for the next run to reuse silently: the next one
+    plans again, from the files the last one reached, and here settles."""
+    import dllint.engine as engine_module
+    from click.testing import CliRunner
+
+    from dllint.cli import cli
+
+    _write(tmp_path, MIXIN_PROJECT)  # two rounds: the first wants mixins.py, the second nothing
+    assert _analyse(tmp_path).notes == []
+    monkeypatch.setattr(engine_module, "MAX_ROUNDS", 1)
+    analysis = _analyse(tmp_path)
+    assert len(analysis.notes) == 1
+    assert "did not settle in 1 rounds" in analysis.notes[0] and "mixins.py" in analysis.notes[0]
+    monkeypatch.chdir(tmp_path)
+    warned, planned = [], []
+    for options in (["--no-cache"], ["--no-cache"], [], [], []):
+        demand_rounds.clear()
+        result = CliRunner().invoke(cli, ["check", "--select", "ALL", "--output-format", "concise", *options, "."], catch_exceptions=False)
+        assert result.exit_code == 1 and "mixins.py:6:" in result.stdout
+        warned.append(result.stderr.count("dllint: warning: planning did not settle"))
+        planned.append(len(demand_rounds))
+    assert warned == [1, 1, 1, 0, 0]
+    assert planned == [1, 1, 1, 1, 0]  # the settled run's findings are kept and reused
+
+
 def test_memoized_answers_replay_the_unparsed_files_they_met():
     from dllint.config import Settings
     from dllint.facts.extract import extract

@@ -385,6 +385,24 @@ def test_each_document_starts_again_from_its_last_plan(work: Path, demand_rounds
     assert again == fresh
 
 
+def test_a_run_whose_planning_did_not_settle_carries_a_note(work: Path, monkeypatch):
+    """The server logs ``Linted.notes`` (a warning in the editor's log, not a diagnostic): here
+    planning stops after one round while it still wanted files (``MAX_ROUNDS``); the next run
+    starts from the files that one reached, settles, and says nothing."""
+    import dllint.engine as engine_module
+    from dllint.server import Linter
+
+    (work / "base.py").write_text("from middle import Middle\n\n\nclass Base(Middle):\n    pass\n")
+    (work / "middle.py").write_text("from torch.utils.data import Dataset\n\n\nclass Middle(Dataset):\n    pass\n")
+    uri = (work / "frames.py").as_uri()
+    assert Linter().lint(uri, FRAMES, {}).notes == []
+    monkeypatch.setattr(engine_module, "MAX_ROUNDS", 1)
+    linter = Linter()
+    [note] = linter.lint(uri, FRAMES, {}).notes
+    assert "planning did not settle" in note
+    assert linter.lint(uri, FRAMES, {}).notes == []
+
+
 def test_notebook_cells_through_notebook_sync(work: Path):
     cells = [
         ("code", "import torch.multiprocessing as mp\n!echo hi"),

@@ -236,11 +236,10 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, exit_ze
             )
             cache.read_enabled = False
             analysis = engine.analyse(targets, enabled, {**base_overlay, **overlay}, explicit, watch)
-        if engine.cache is not None:
-            for warning in engine.cache.warnings():
-                if warning not in told:
-                    told.add(warning)
-                    click.echo(f"dllint: warning: {warning}", err=True)
+        for warning in [*(engine.cache.warnings() if engine.cache is not None else ()), *analysis.notes]:
+            if warning not in told:  # (once: --fix analyses again after each pass)
+                told.add(warning)
+                click.echo(f"dllint: warning: {warning}", err=True)
         return analysis
 
     if add_noqa:
