@@ -20,7 +20,7 @@ from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, content_hash, node_words, scan_job
+from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, content_hash, node_words, class_headers, scan_job, subclasses_by_name
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
 from dllint.program.plan import demands
@@ -839,7 +839,7 @@ class Engine:
         ``focus``: the named files an analysis starts from (see ``_analyse``)."""
         entries = entries if entries is not None else {}
         read_errors = read_errors if read_errors is not None else {}
-        missed, names, used = demands(index, focus)
+        missed, names, used, siblings = demands(index, focus)
         new = {p for p in missed if p not in facts}
         if focus is not None:  # the modules a named file imports that a whole run would parse
             for path in focus:
@@ -859,7 +859,63 @@ class Engine:
                 if self._matches(p, test, test.key, data, entries, read_errors)
                 and (not triggered or self._matches(p, self.triggers, self.triggers.key, data, entries, read_errors))
             )
+        if siblings is not None:
+            bases = {n: w for n, w in siblings.bases.items() if seen_names.get((n, "siblings")) != w}
+            seen_names.update({(n, "siblings"): w for n, w in bases.items()})
+            if bases:
+                new |= self._sibling_files(bases, siblings.loader_classes, candidates, index.layout, data, entries, read_errors)
         return new
+
+    def _sibling_files(self, bases, loader_classes, candidates, layout, data, entries, read_errors) -> set[str]:
+        """Of the unparsed files naming a serving base of a named file's class (``bases``: {name:
+        module words}; dllint/program/plan.py, ``Siblings``), those a named file's analysis needs:
+        the ones that may hold a loader themselves (trigger words, ``num_workers``, a dataset word
+        of any case, a project DataLoader class's name: ``_may_hold_loader``), and the ones
+        defining a subclass of a base that an unparsed file with trigger words names (with a word
+        of its module), where a loader may be given it; that file too. The subclasses are read
+        from each file's class statements (``class_headers``: one parse, no facts), by name,
+        through the files in turn (a subclass of a subclass) and aliases; a file whose class
+        statements cannot be read so is wanted. Parsing every file naming a base cost diffusers'
+        files defining a ``BaseOutput`` 170 files, where none names a subclass."""
+        test = NameTest(bases)
+        naming = [p for p in candidates if self._matches(p, test, test.key, data, entries, read_errors)]
+        wanted: set[str] = set()
+        blobs = {}
+        for path in naming:
+            blob = self._read_into(path, data, entries, read_errors)
+            if blob is None:
+                continue
+            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or _may_hold_loader(blob, loader_classes):
+                wanted.add(path)
+            else:
+                blobs[path] = blob
+        headers = {}
+        for path, blob in blobs.items():
+            found = class_headers(blob)
+            if found is None:  # what its classes derive from is unknown: wanted
+                wanted.add(path)
+            else:
+                headers[path] = found
+        found = subclasses_by_name(headers, set(bases))
+        if not found:
+            return wanted
+        words: dict[str, set[str]] = {}
+        for name, paths in found.items():
+            for path in paths:
+                words.setdefault(name, set()).update(part for part in layout.name(path).module.split(".") if part and part != "__init__")
+        test = NameTest({n: frozenset(w) for n, w in words.items()})
+        for path in candidates:
+            if path in wanted or path in headers:
+                continue
+            if not self._matches(path, test, test.key, data, entries, read_errors):
+                continue
+            if not self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors):
+                continue
+            blob = self._read_into(path, data, entries, read_errors)
+            for name in test.found(blob) if blob is not None else ():
+                wanted.update(found[name])
+                wanted.add(path)
+        return wanted
 
     def ignored(self, path: str, code: str) -> bool:
         """Whether per-file-ignores turn ``code`` off for ``path``."""
@@ -926,6 +982,15 @@ class _Names:
 
     def __getitem__(self, path: str):
         return self.layout.name(path)
+
+
+def _may_hold_loader(blob: bytes, loader_classes: frozenset[str]) -> bool:
+    """Whether a file without trigger words may construct a DataLoader all the same (a library
+    loader given ``num_workers``, a registered dataset, a project DataLoader subclass): a
+    superset, read from the bytes (``Engine._sibling_files``)."""
+    if b"num_workers" in blob or b"ataset" in blob or b"ATASET" in blob:
+        return True
+    return any(name.encode() in blob for name in loader_classes)
 
 
 def _prefix_ignored(code: str, selectors: set[str]) -> bool:

@@ -318,14 +318,7 @@ class NameTest:
         self.key = hashlib.blake2b(key, digest_size=8).digest()
 
     def __call__(self, data: bytes) -> bool:
-        if self.any_word is not None and not any(w in data for w in self.any_word):
-            return False
-        if self.words is not None:
-            found = [w for anchor, ws in self.groups if anchor in data for w in ws if (len(w) <= self.ANCHOR or w in data) and has_word(data, w)]
-        elif self.quick.search(data) is None:
-            return False
-        else:
-            found = set(self.regex.findall(data))
+        found = self._names_in(data)
         if not self.modules:
             return bool(found)
         for name in found:
@@ -333,3 +326,107 @@ class NameTest:
             if words is None or any(w in data and has_word(data, w) for w in words):
                 return True
         return False
+
+    def found(self, data: bytes) -> set[str]:
+        """The names this test finds in ``data`` (each with one of its module words)."""
+        return {
+            name.decode()
+            for name in self._names_in(data)
+            if (words := self.modules.get(name)) is None or any(w in data and has_word(data, w) for w in words)
+        }
+
+    def _names_in(self, data: bytes):
+        """The names occurring in ``data`` as whole words (their module words not looked at)."""
+        if self.any_word is not None and not any(w in data for w in self.any_word):
+            return ()
+        if self.words is not None:
+            found = [w for anchor, ws in self.groups if anchor in data for w in ws if (len(w) <= self.ANCHOR or w in data) and has_word(data, w)]
+        else:
+            # what ``self.regex.findall`` finds, from matches of the alternation without the
+            # leading ``\b`` (``re`` finds those fast; one led by ``\b`` is tried at every
+            # position): a match is kept where a word starts, else the search goes on from the
+            # next byte (not from its end: a name holding non-ASCII letters has word starts inside)
+            found = set()
+            search = self.quick.search
+            pos = 0
+            while (m := search(data, pos)) is not None:
+                start = m.start()
+                if _boundary(data, start):
+                    found.add(m.group())
+                    pos = m.end()
+                else:
+                    pos = start + 1
+        return found
+
+
+
+
+_IDENT = rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*"
+_CLASS_LINES = re.compile(rb"(?m)^[ \t]*class\b")
+# a class statement: its name and what its parentheses hold (no nested parentheses, no comment)
+_CLASS_HEADS = re.compile(rb"(?m)^[ \t]*class[ \t]+(" + _IDENT + rb")[ \t]*(?:\(([^()#]*)\))?[ \t]*:")
+_BRACKETS = re.compile(rb"\[[^\[\]]*\]")
+_DOTTED = re.compile(_IDENT + rb"(?:\." + _IDENT + rb")*")
+_AS = re.compile(rb"[ \t]+as[ \t]+(" + _IDENT + rb")")  # the name before it: read backwards
+_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(range(0x80, 0x100))
+_ALIAS = re.compile(rb"(?m)^[ \t]*(" + _IDENT + rb")[ \t]*(?::[^=\n]*)?=[ \t]*(" + _IDENT + rb"(?:\." + _IDENT + rb")*)[ \t\r]*(?:#.*)?$")
+
+
+def class_headers(data: bytes) -> tuple[list[tuple[str, tuple[str, ...]]], list[tuple[str, str]]] | None:
+    """What a file's class statements say, read from its bytes without parsing it: ([(class
+    name, the names its bases end in)], [(alias, name)] for ``import Name as alias`` and ``alias
+    = Name`` / ``alias = x.Name``). A base ``a.b.C`` or ``C[T]`` ends in "C"; keywords
+    (``metaclass=``) are not bases. None unless every line starting with the word ``class`` is
+    such a statement, each base a dotted name: a base that is a call or a starred list, a
+    comment inside the parentheses, prose starting a docstring's line with "class" (what the
+    file derives from is then unknown: the caller takes the file). Lines in strings that read
+    as class statements or aliases only add names (a superset)."""
+    heads = _CLASS_HEADS.findall(data)
+    if len(heads) != len(_CLASS_LINES.findall(data)):
+        return None
+    classes: list[tuple[str, tuple[str, ...]]] = []
+    for name, inside in heads:
+        bases = []
+        inside = inside.replace(b"\\", b" ")
+        while b"[" in inside:
+            stripped = _BRACKETS.sub(b"", inside)
+            if stripped == inside:
+                return None
+            inside = stripped
+        for item in inside.split(b","):
+            item = item.strip()
+            if not item or b"=" in item:  # (a trailing comma; a keyword)
+                continue
+            if _DOTTED.fullmatch(item) is None:
+                return None
+            bases.append(item.rpartition(b".")[2].decode("utf-8", "replace"))
+        classes.append((name.decode("utf-8", "replace"), tuple(bases)))
+    aliases = []
+    for m in _AS.finditer(data):  # ``Name as alias`` (a regex led by the name is tried at every byte)
+        end = start = m.start()
+        while start > 0 and data[start - 1] in _IDENT_BYTES:
+            start -= 1
+        if start < end:
+            aliases.append((m.group(1).decode("utf-8", "replace"), data[start:end].decode("utf-8", "replace")))
+    aliases += [(a.decode("utf-8", "replace"), n.rpartition(b".")[2].decode("utf-8", "replace")) for a, n in _ALIAS.findall(data)]
+    return classes, aliases
+
+
+def subclasses_by_name(headers: dict, bases: set[str]) -> dict[str, set]:
+    """{class name: the keys of ``headers`` (files: ``class_headers``) defining it} for every
+    class deriving, by the names of ``class_headers``, from one of ``bases``: directly, through
+    an alias its file binds, or through a class found so in any of the files (a subclass of a
+    subclass). By name: a superset of what the files' facts would resolve."""
+    known = set(bases)
+    found: dict[str, set] = {}
+    changed = True
+    while changed:
+        changed = False
+        for key, (classes, aliases) in headers.items():
+            local = known | {alias for alias, name in aliases if name in known}
+            for name, names in classes:
+                if key not in found.get(name, ()) and any(n in local for n in names):
+                    found.setdefault(name, set()).add(key)
+                    known.add(name)
+                    changed = True
+    return found

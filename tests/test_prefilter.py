@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dllint.prefilter import NameTest, Triggers, code_words, trie_alternation
 
 
@@ -242,6 +244,112 @@ def test_planning_that_does_not_settle_says_so(tmp_path, monkeypatch, demand_rou
         planned.append(len(demand_rounds))
     assert warned == [1, 1, 1, 0, 0]
     assert planned == [1, 1, 1, 1, 0]  # the settled run's findings are kept and reused
+
+
+TEACHERS = {
+    # a duck-typed base (no trigger word): its subclasses are Datasets once a loader is given one
+    "core/__init__.py": "",
+    "core/base.py": (
+        "class Teacher:\n    def __init__(self, path):\n        with open(path) as fh:\n"
+        "            self.lines = fh.read().splitlines()\n\n    def __getitem__(self, i):\n"
+        "        return self.lines[i]\n\n    def __len__(self):\n        return len(self.lines)\n"
+    ),
+    "tasks/__init__.py": "",
+    "tasks/a.py": "from core.base import Teacher\n\n\nclass ATeacher(Teacher):\n    pass\n",
+    "tasks/b.py": "from core import base\n\n\nclass BTeacher(base.Teacher):\n    pass\n",
+    # a subclass through an alias, and one of a subclass defined in another file
+    "tasks/c.py": "from core.base import Teacher as T\nfrom tasks.b import BTeacher\n\n\nclass CTeacher(T):\n    pass\n\n\nclass DTeacher(BTeacher):\n    pass\n",
+    "tasks/mine.py": (
+        "import os\n\nfrom core.base import Teacher\n\n\nclass MineTeacher(Teacher):\n"
+        "    def __init__(self, path):\n        super().__init__(path)\n"
+        "        self.names = sorted(os.listdir(os.path.dirname(path)))\n"
+    ),
+}
+TRAIN = (
+    "from torch.utils.data import DataLoader\n\nfrom tasks.{module} import {cls}\n\n\ndef main():\n"
+    "    loader = DataLoader({cls}('lines.txt'), num_workers=4)\n    return [batch for batch in loader]\n"
+)
+UNRELATED_TRAIN = (
+    "from torch.utils.data import DataLoader\n\n\ndef main():\n"
+    "    loader = DataLoader(list(range(8)), num_workers=4)\n    return [batch for batch in loader]\n"
+)
+
+
+@pytest.mark.parametrize(
+    "train, parsed",
+    [
+        (UNRELATED_TRAIN, set()),  # no loader is given a sibling: none of their files is parsed
+        (TRAIN.format(module="a", cls="ATeacher"), {"tasks/a.py", "train.py"}),
+        (TRAIN.format(module="c", cls="CTeacher"), {"tasks/c.py", "train.py"}),
+        (TRAIN.format(module="c", cls="DTeacher"), {"tasks/b.py", "tasks/c.py", "train.py"}),
+    ],
+)
+def test_a_named_files_duck_typed_dataset_is_found_through_the_siblings_loaders_are_given(tmp_path, train, parsed):
+    """A named file's class derives from a project base serving samples (``__getitem__``, no
+    torch Dataset): it is a Dataset when a loader is given a sibling. The named run reads the
+    class statements of the files naming the base (no facts) and parses only the files defining
+    a sibling that a file with trigger words names, with that file; its findings for the named
+    file are the whole run's (DL101 on ``self.names`` only when a loader is given a sibling)."""
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine
+
+    (tmp_path / "core").mkdir()
+    (tmp_path / "tasks").mkdir()
+    _write(tmp_path, {**TEACHERS, "train.py": train})
+    whole = [f for f in _findings(_analyse(tmp_path)) if f.startswith("mine.py")]
+    assert whole == ([] if train is UNRELATED_TRAIN else ["mine.py:9:DL101"])
+    target = str(tmp_path / "tasks" / "mine.py")
+    settings, root = load_configuration([target], None, Overrides(select=["ALL"]))
+    named = Engine(settings, root, jobs=1).analyse([target], enabled_codes(settings), explicit={target})
+    assert _findings(named) == whole
+    analysed = {Path(p).relative_to(tmp_path).as_posix() for p in named.project.files}
+    assert analysed - {"tasks/mine.py", "core/base.py", "core/__init__.py", "tasks/__init__.py"} == parsed
+
+
+def test_class_headers_read_bases_and_aliases_or_say_they_cannot():
+    from dllint.prefilter import class_headers, subclasses_by_name
+
+    source = (
+        b"from x import BaseOutput as Out\r\nimport y\nAlias = y.BaseOutput  # kept\n"
+        b"class A(Out): pass\nclass B(\n    Alias,\n    Generic[K, V], metaclass=M,\n):\n    x = 1\n"
+        b"class C(A):\n    class Inner(object):\n        pass\n"
+        b"class \xce\xa9mega(utils.BaseOutput):\n    pass\n"
+    )
+    classes, aliases = class_headers(source)
+    assert classes == [("A", ("Out",)), ("B", ("Alias", "Generic")), ("C", ("A",)), ("Inner", ("object",)), ("\u03a9mega", ("BaseOutput",))]
+    assert ("Out", "BaseOutput") in aliases and ("Alias", "BaseOutput") in aliases
+    assert subclasses_by_name({"f": (classes, aliases)}, {"BaseOutput"}) == {n: {"f"} for n in ("A", "B", "C", "\u03a9mega")}
+    # a subclass of a subclass in another file; nothing for a class deriving from neither
+    other = class_headers(b"class D(C):\n    pass\nclass E(Other):\n    pass\n")
+    assert subclasses_by_name({"g": other, "f": (classes, aliases)}, {"BaseOutput"})["D"] == {"g"}
+    # cannot tell: a call or a starred list as a base, a comment inside the parentheses, a line
+    # of prose starting with the word class, a file that does not parse as text
+    for unknown in (b"class E(make()):\n pass\n", b"class F(*bases):\n pass\n", b"class G(A,  # why\n B):\n pass\n",
+                    b'"""\nclass of objects\n"""\n'):
+        assert class_headers(unknown) is None
+
+
+def test_name_test_finds_what_its_whole_word_regex_finds():
+    """Many names (more than ``FIND_AT_MOST``) are found by the alternation without its leading
+    ``\\b``, a match kept where a word starts: the same names as ``regex.findall``, non-ASCII
+    letters (which are not word bytes) included."""
+    import random
+
+    from dllint.prefilter import NameTest
+
+    rng = random.Random(3)
+    pieces = ["a", "b", "_", "1", "\u03a9", "Da", "ta"]
+    for _ in range(400):
+        names = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))) for _ in range(40)}
+        names = {n for n in names if n.isidentifier()}
+        test = NameTest(names)
+        assert test.words is None  # (the regex path)
+        for _ in range(5):
+            data = "".join(rng.choice([*pieces, " ", ".", "(", "\n"]) for _ in range(50)).encode()
+            expected = {m.decode() for m in test.regex.findall(data)}
+            assert test.found(data) == expected
+            assert test(data) == bool(expected)
 
 
 def test_memoized_answers_replay_the_unparsed_files_they_met():

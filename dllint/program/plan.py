@@ -25,9 +25,10 @@ from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import called_names
 
 
-def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]], "Siblings | None"]:
     """(paths the structural questions reached, {name: module words} to look for in files, the
-    same for names looked for only in files with trigger words).
+    same for names looked for only in files with trigger words, the serving bases whose
+    subclasses a named file's analysis looks for: ``Siblings``, or None).
 
     ``focus``: the files named on the command line, when the analysis starts from them (a
     pre-commit hook's staged files, the editor's document). Then only what is connected to them is
@@ -72,6 +73,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         if model.is_loader_class(cls.cls.qualname, cls.file.root):
             names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
     used: dict[str, set[str]] = {}
+    siblings = None
     if focus is not None:
         # the files using what the named files define (a Dataset, a builder, a collate function,
         # a helper its worker code calls), among those a whole run selects by their trigger
@@ -88,7 +90,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             for fn in facts.functions.values():
                 if fn.cls is None and not fn.nested:
                     used.setdefault(fn.name, set()).update(words)
-        _serving_siblings(model, focus, names, used)
+        siblings = _serving_siblings(model, focus, used)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
@@ -115,7 +117,11 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             with model.quietly(False):
                 model.module(name, facts.root)
     used = {k: v for k, v in used.items() if k not in names}
-    return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}
+    if siblings is not None:
+        siblings.loader_classes = frozenset(
+            c.cls.name for c in model.classes() if not c.cls.local and model.is_loader_class(c.cls.qualname, c.file.root)
+        )
+    return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}, siblings
 
 
 OPTION_WORDS = frozenset({"add_argument", "add_option", "set_defaults", "click", "DEFINE_integer"})
@@ -137,16 +143,29 @@ def _option_files(model, loaders, names: dict) -> None:
                 names.setdefault(option, set()).update(OPTION_WORDS)
 
 
-def _serving_siblings(model, focus: frozenset[str], names: dict, used: dict) -> None:
+class Siblings:
+    """The serving bases of a named file's classes (``_serving_siblings``): ``bases`` {class name:
+    module words}, looked for in the unparsed files as ``names`` are; ``loader_classes`` the
+    names of the project's DataLoader classes parsed so far. The engine parses only the files
+    naming a base that matter (``Engine._sibling_files``)."""
+
+    def __init__(self, bases: dict[str, frozenset[str]]):
+        self.bases = bases
+        self.loader_classes: frozenset[str] = frozenset()
+
+
+def _serving_siblings(model, focus: frozenset[str], used: dict) -> Siblings | None:
     """A named file's class that is not a Dataset by its own bases but derives from a project
     class serving samples (``__getitem__`` / ``__iter__``, duck-typed): it is a Dataset when a
     loader is given a sibling deriving from that base (dllint/program/loaders.py). So the files
-    naming the base (the siblings) are wanted, then the files naming a sibling (where a loader
-    may be given one) among the files with trigger words (``used``): a loader is in one, where
-    a whole run meets the sibling too. The files naming the base are looked for everywhere: a
-    sibling's file may have no trigger word, and the whole run parses it when its loader does.
-    (ParlAI's ``parlai/core/teachers.py`` alone: 242 files parsed when every sibling was looked for
+    defining a sibling are wanted where a loader may be given one: the files naming the base
+    (returned: ``Siblings``, which the engine narrows), then the files naming a sibling among
+    the files with trigger words (``used``): a loader is in one, where a whole run meets the
+    sibling too. The files naming the base are looked for everywhere: a sibling's file may have
+    no trigger word, and the whole run parses it when its loader does. (ParlAI's
+    ``parlai/core/teachers.py`` alone: 242 files parsed when every sibling was looked for
     everywhere, 80 now; the whole run parses 64.)"""
+    named: dict[str, set[str]] = {}
     with model.quietly():
         bases = set()
         for path in focus:
@@ -160,12 +179,13 @@ def _serving_siblings(model, focus: frozenset[str], names: dict, used: dict) -> 
                 for base in model.mro(ref)[1:]:
                     if "__getitem__" in base.cls.methods or "__iter__" in base.cls.methods:
                         bases.add(base.key)
-                        names.setdefault(base.cls.name, set()).update(_module_words(base.file.module))
+                        named.setdefault(base.cls.name, set()).update(_module_words(base.file.module))
         if not bases:
-            return
+            return None
         for ref in model.classes():
             if ref.key not in bases and not ref.cls.local and any(b.key in bases for b in model.mro(ref)[1:]):
                 used.setdefault(ref.cls.name, set()).update(_module_words(ref.file.module))
+    return Siblings({k: frozenset(v) for k, v in named.items()})
 
 
 FOCUS_CALL_DEPTH = 2
