@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -839,7 +840,7 @@ class Engine:
         ``focus``: the named files an analysis starts from (see ``_analyse``)."""
         entries = entries if entries is not None else {}
         read_errors = read_errors if read_errors is not None else {}
-        missed, names, used, siblings = demands(index, focus)
+        missed, names, used, lookups = demands(index, focus)
         new = {p for p in missed if p not in facts}
         if focus is not None:  # the modules a named file imports that a whole run would parse
             for path in focus:
@@ -854,21 +855,49 @@ class Engine:
             if not found:
                 continue
             test = NameTest(found)
+            homes = lookups.homes
             new.update(
                 p for p in candidates
                 if self._matches(p, test, test.key, data, entries, read_errors)
                 and (not triggered or self._matches(p, self.triggers, self.triggers.key, data, entries, read_errors))
+                and (not homes or self._may_import(p, test, homes, index.layout, data, entries, read_errors))
             )
-        if siblings is not None:
-            bases = {n: w for n, w in siblings.bases.items() if seen_names.get((n, "siblings")) != w}
-            seen_names.update({(n, "siblings"): w for n, w in bases.items()})
-            if bases:
-                new |= self._sibling_files(bases, siblings.loader_classes, candidates, index.layout, data, entries, read_errors)
+        bases = {n: w for n, w in lookups.bases.items() if seen_names.get((n, "siblings")) != w}
+        seen_names.update({(n, "siblings"): w for n, w in bases.items()})
+        if bases:
+            new |= self._sibling_files(bases, lookups.loader_classes, candidates, index.layout, data, entries, read_errors)
         return new
+
+    def _may_import(self, path: str, test: NameTest, homes: dict, layout, data, entries, read_errors) -> bool:
+        """Whether ``path``, naming some of ``test``'s names, may use one from where it is defined
+        (``Lookups.homes``): a name of no definition, or one whose file ``path`` can import by
+        that file's module name from its own import roots (``Layout.find``, as
+        Python would: a script's ``from main import run`` is its own folder's ``main.py``, and
+        where it is none of the project's many ``main.py`` files, the import is ambiguous and
+        the model links it to none). A file changing ``sys.path``, or naming the module after a
+        dot (``pkg.main``, ``from .main``: through a package or a namespace package), may reach
+        it otherwise: taken."""
+        blob = self._read_into(path, data, entries, read_errors)
+        if blob is None:
+            return False
+        root = None
+        for name in test.found(blob):
+            for home in homes.get(name, (None,)):
+                if home is None:
+                    return True
+                if root is None:
+                    root = layout.name(path).root
+                module = layout.name(home).module
+                if layout.find(module, root) == home:  # (an ambiguous import links nothing in the model)
+                    return True
+                last = module.rpartition(".")[2].encode()
+                if b"sys.path" in blob or re.search(rb"\." + re.escape(last) + rb"\b", blob):
+                    return True
+        return False
 
     def _sibling_files(self, bases, loader_classes, candidates, layout, data, entries, read_errors) -> set[str]:
         """Of the unparsed files naming a serving base of a named file's class (``bases``: {name:
-        module words}; dllint/program/plan.py, ``Siblings``), those a named file's analysis needs:
+        module words}; dllint/program/plan.py, ``Lookups``), those a named file's analysis needs:
         the ones that may hold a loader themselves (trigger words, ``num_workers``, a dataset word
         of any case, a project DataLoader class's name: ``_may_hold_loader``), and the ones
         defining a subclass of a base that an unparsed file with trigger words names (with a word

@@ -307,6 +307,41 @@ def test_a_named_files_duck_typed_dataset_is_found_through_the_siblings_loaders_
     assert analysed - {"tasks/mine.py", "core/base.py", "core/__init__.py", "tasks/__init__.py"} == parsed
 
 
+SCRIPT_FOLDERS = {
+    # two example folders, each a script main.py with its own main() and a launcher calling it
+    "a/main.py": (
+        "from torch.utils.data import DataLoader\n\n\ndef main(workers=2):\n"
+        "    loader = DataLoader(list(range(8)), num_workers=workers)\n    return [b for b in loader]\n"
+    ),
+    "a/launch.py": "import torch.multiprocessing as mp\n\nfrom main import main\n\nmp.set_start_method('spawn')\nmain(workers=4)\n",
+    "b/main.py": "from torch.utils.data import DataLoader\n\n\ndef main():\n    return DataLoader([1, 2], num_workers=2)\n",
+    "b/launch.py": "import torch.multiprocessing as mp\n\nfrom main import main\n\nmp.set_start_method('fork')\nmain()\n",
+    "c/run.py": "import sys\n\nsys.path.insert(0, '../a')\nfrom main import main  # noqa\n\nDataset = None\nmain()\n",
+}
+
+
+def test_a_named_script_is_used_only_by_the_files_that_can_import_it(tmp_path):
+    """The files using what a named file defines are looked for by name; a file naming a
+    script's ``main`` is taken only if ``main`` means that script from where it is (``Layout.
+    find``: another folder's launcher imports its own ``main.py``), or if it changes
+    ``sys.path``. The named script's findings are the whole run's."""
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine
+
+    for folder in ("a", "b", "c"):
+        (tmp_path / folder).mkdir()
+    _write(tmp_path, SCRIPT_FOLDERS)
+    whole = _analyse(tmp_path)
+    assert _findings(whole) == ["launch.py:6:DL303", "run.py:7:DL303"]  # (a and c's: spawn without a main guard)
+    target = str(tmp_path / "a" / "main.py")
+    settings, root = load_configuration([target], None, Overrides(select=["ALL"]))
+    named = Engine(settings, root, jobs=1).analyse([target], enabled_codes(settings), explicit={target})
+    analysed = {Path(p).relative_to(tmp_path).as_posix() for p in named.project.files}
+    assert analysed == {"a/main.py", "a/launch.py", "c/run.py"}  # not b's: its launcher imports b/main.py
+    assert named.diagnostics == [d for d in whole.diagnostics if d.path == target]
+
+
 def test_class_headers_read_bases_and_aliases_or_say_they_cannot():
     from dllint.prefilter import class_headers, subclasses_by_name
 

@@ -13,7 +13,9 @@ of what is parsed so far; it answers:
    and callers of the functions that start workers (the entry scripts that reach them). A file is
    taken only if it names the class or function as a whole word *and* names its module (a
    component of its dotted name), so a Dataset called ``D`` in ``solo.py`` does not pull in every
-   file that says ``D``.
+   file that says ``D``; and only if its imports can reach the file defining it, resolved as
+   Python would from the file's own roots (``Lookups.homes``: a launcher's ``from main import
+   main`` in another folder means that folder's ``main.py``).
 
 Rounds repeat until nothing new is needed; the final model is then built once.
 """
@@ -25,10 +27,10 @@ from dllint.program.refs import ClassRef, FuncRef
 from dllint.program.values import called_names
 
 
-def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]], "Siblings | None"]:
+def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]], "Lookups"]:
     """(paths the structural questions reached, {name: module words} to look for in files, the
-    same for names looked for only in files with trigger words, the serving bases whose
-    subclasses a named file's analysis looks for: ``Siblings``, or None).
+    same for names looked for only in files with trigger words, what the engine needs to look
+    them up: ``Lookups``).
 
     ``focus``: the files named on the command line, when the analysis starts from them (a
     pre-commit hook's staged files, the editor's document). Then only what is connected to them is
@@ -47,7 +49,9 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             for fn, _ in _reach(model, targets, None, focus).values():
                 _device_modules(model, fn, None)
     names: dict[str, set[str]] = {}
-    _option_files(model, loaders, names)
+    homes: dict[str, set] = {}  # name -> the files defining it (None: a name of no definition)
+    lookups = Lookups(homes)
+    _option_files(model, loaders, names, homes)
     # a loader helper whose worker count is its parameter (``get_loader(root, num_workers=0)``):
     # the files calling it bind the count
     for loader in model.loaders:
@@ -55,7 +59,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             continue
         helper = model.workers_parameter(loader)
         if helper is not None and not helper.fn.nested and helper.fn.cls is None:
-            names.setdefault(helper.fn.name, set()).update(_module_words(helper.file.module))
+            _want(names, homes, helper.fn.name, _module_words(helper.file.module), helper.file.path)
     for cls in model.dataset_classes():
         if classes is not None and cls.key not in classes:
             continue
@@ -64,16 +68,15 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         init = model.find_method(cls, "__init__")
         if init is not None:
             _reach(model, [init], cls, focus)
-        names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
+        _want(names, homes, cls.cls.name, _module_words(cls.file.module), cls.file.path)
     _argument_modules(model, classes)
     _class_receivers(model, classes)
     for cls in model.classes():
         if classes is not None and cls.key not in classes:
             continue
         if model.is_loader_class(cls.cls.qualname, cls.file.root):
-            names.setdefault(cls.cls.name, set()).update(_module_words(cls.file.module))
+            _want(names, homes, cls.cls.name, _module_words(cls.file.module), cls.file.path)
     used: dict[str, set[str]] = {}
-    siblings = None
     if focus is not None:
         # the files using what the named files define (a Dataset, a builder, a collate function,
         # a helper its worker code calls), among those a whole run selects by their trigger
@@ -86,15 +89,15 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             words = _import_words(facts.module, own=True)
             for cls in facts.classes.values():
                 if not cls.local:
-                    used.setdefault(cls.name, set()).update(words)
+                    _want(used, homes, cls.name, words, path)
             for fn in facts.functions.values():
                 if fn.cls is None and not fn.nested:
-                    used.setdefault(fn.name, set()).update(words)
-        siblings = _serving_siblings(model, focus, used)
+                    _want(used, homes, fn.name, words, path)
+        lookups.bases = _serving_siblings(model, focus, used, homes)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
-                names.setdefault(fn.name, set()).update(_import_words(model.files[path].module))
+                _want(names, homes, fn.name, _import_words(model.files[path].module), path)
     # functions a loader with workers is passed to; functions that start workers, and their callers
     with model.quietly(False):
         model.caller_map()
@@ -109,7 +112,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             with model.quietly():  # which of the parsed functions start workers: no new files
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             if starts_workers:
-                names.setdefault(fn.name, set()).update(_module_words(facts.module))
+                _want(names, homes, fn.name, _module_words(facts.module), facts.path)
     # a project module an analysed file imports only for what importing it does: it may put a
     # folder on sys.path (``import _init_paths``) that the file's other imports resolve through
     for facts in list(model.files.values()):
@@ -117,17 +120,17 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             with model.quietly(False):
                 model.module(name, facts.root)
     used = {k: v for k, v in used.items() if k not in names}
-    if siblings is not None:
-        siblings.loader_classes = frozenset(
+    if lookups.bases:
+        lookups.loader_classes = frozenset(
             c.cls.name for c in model.classes() if not c.cls.local and model.is_loader_class(c.cls.qualname, c.file.root)
         )
-    return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}, siblings
+    return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}, lookups
 
 
 OPTION_WORDS = frozenset({"add_argument", "add_option", "set_defaults", "click", "DEFINE_integer"})
 
 
-def _option_files(model, loaders, names: dict) -> None:
+def _option_files(model, loaders, names: dict, homes: dict) -> None:
     """The files that may declare the command-line option a loader's worker count reads
     (``num_workers=args.workers``) when the loader's own file does not: those naming the option
     and a parser's word (the program model takes the option's default,
@@ -140,26 +143,41 @@ def _option_files(model, loaders, names: dict) -> None:
         for alt in value.alternatives() if value is not None else ():
             option = option_read(loader, alt)
             if option and option not in own["options"]:  # (its own file's parser decides)
-                names.setdefault(option, set()).update(OPTION_WORDS)
+                _want(names, homes, option, OPTION_WORDS, None)
 
 
-class Siblings:
-    """The serving bases of a named file's classes (``_serving_siblings``): ``bases`` {class name:
-    module words}, looked for in the unparsed files as ``names`` are; ``loader_classes`` the
-    names of the project's DataLoader classes parsed so far. The engine parses only the files
-    naming a base that matter (``Engine._sibling_files``)."""
+class Lookups:
+    """What the engine needs to look up ``names`` and ``used`` in the files, and what a named
+    file's analysis asks beyond them:
 
-    def __init__(self, bases: dict[str, frozenset[str]]):
-        self.bases = bases
+    - ``bases``: the serving bases of the named files' classes (``_serving_siblings``), {class
+      name: module words}, looked for in the unparsed files as ``names`` are; ``loader_classes``
+      the names of the project's DataLoader classes parsed so far. The engine parses only the
+      files naming a base that matter (``Engine._sibling_files``).
+    - ``homes``: for each name of ``names`` and ``used``, the files defining what it is looked
+      for (None among them: a name of no definition, an option's): a file naming it is taken
+      only if it can import one of them (``Engine._may_import``: a script's ``main`` is another
+      folder's ``main`` there)."""
+
+    def __init__(self, homes: dict[str, set]):
+        self.homes = homes
+        self.bases: dict[str, frozenset[str]] = {}
         self.loader_classes: frozenset[str] = frozenset()
 
 
-def _serving_siblings(model, focus: frozenset[str], used: dict) -> Siblings | None:
+def _want(found: dict, homes: dict, name: str, words, home: str | None) -> None:
+    """Look for ``name`` with one of ``words`` in the files (``names`` or ``used``), where it
+    means what ``home`` defines (None: not a definition, an option's name)."""
+    found.setdefault(name, set()).update(words)
+    homes.setdefault(name, set()).add(home)
+
+
+def _serving_siblings(model, focus: frozenset[str], used: dict, homes: dict) -> dict[str, frozenset[str]]:
     """A named file's class that is not a Dataset by its own bases but derives from a project
     class serving samples (``__getitem__`` / ``__iter__``, duck-typed): it is a Dataset when a
     loader is given a sibling deriving from that base (dllint/program/loaders.py). So the files
     defining a sibling are wanted where a loader may be given one: the files naming the base
-    (returned: ``Siblings``, which the engine narrows), then the files naming a sibling among
+    (returned: ``Lookups.bases``, which the engine narrows), then the files naming a sibling among
     the files with trigger words (``used``): a loader is in one, where a whole run meets the
     sibling too. The files naming the base are looked for everywhere: a sibling's file may have
     no trigger word, and the whole run parses it when its loader does. (ParlAI's
@@ -181,11 +199,11 @@ def _serving_siblings(model, focus: frozenset[str], used: dict) -> Siblings | No
                         bases.add(base.key)
                         named.setdefault(base.cls.name, set()).update(_module_words(base.file.module))
         if not bases:
-            return None
+            return {}
         for ref in model.classes():
             if ref.key not in bases and not ref.cls.local and any(b.key in bases for b in model.mro(ref)[1:]):
-                used.setdefault(ref.cls.name, set()).update(_module_words(ref.file.module))
-    return Siblings({k: frozenset(v) for k, v in named.items()})
+                _want(used, homes, ref.cls.name, _module_words(ref.file.module), ref.file.path)
+    return {k: frozenset(v) for k, v in named.items()}
 
 
 FOCUS_CALL_DEPTH = 2
