@@ -865,7 +865,7 @@ class Engine:
         bases = {n: w for n, w in lookups.bases.items() if seen_names.get((n, "siblings")) != w}
         seen_names.update({(n, "siblings"): w for n, w in bases.items()})
         if bases:
-            new |= self._sibling_files(bases, lookups.loader_classes, candidates, index.layout, data, entries, read_errors)
+            new |= self._sibling_files(bases, lookups, candidates, index.layout, data, entries, read_errors)
         return new
 
     def _may_import(self, path: str, test: NameTest, homes: dict, layout, data, entries, read_errors) -> bool:
@@ -895,7 +895,7 @@ class Engine:
                     return True
         return False
 
-    def _sibling_files(self, bases, loader_classes, candidates, layout, data, entries, read_errors) -> set[str]:
+    def _sibling_files(self, bases, lookups, candidates, layout, data, entries, read_errors) -> set[str]:
         """Of the unparsed files naming a serving base of a named file's class (``bases``: {name:
         module words}; dllint/program/plan.py, ``Lookups``), those a named file's analysis needs:
         the ones that may hold a loader themselves (trigger words, ``num_workers``, a dataset word
@@ -903,7 +903,8 @@ class Engine:
         defining a subclass of a base that an unparsed file with trigger words names (with a word
         of its module), where a loader may be given it; that file too. The subclasses are read
         from each file's class statements (``class_headers``: one parse, no facts), by name,
-        through the files in turn (a subclass of a subclass) and aliases; a file whose class
+        through the files in turn (a subclass of a subclass, of a parsed subclass:
+        ``Lookups.subclasses``) and aliases; a file whose class
         statements cannot be read so is wanted. Parsing every file naming a base cost diffusers'
         files defining a ``BaseOutput`` 170 files, where none names a subclass."""
         test = NameTest(bases)
@@ -914,7 +915,7 @@ class Engine:
             blob = self._read_into(path, data, entries, read_errors)
             if blob is None:
                 continue
-            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or _may_hold_loader(blob, loader_classes):
+            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or _may_hold_loader(blob, lookups.loader_classes):
                 wanted.add(path)
             else:
                 blobs[path] = blob
@@ -925,7 +926,7 @@ class Engine:
                 wanted.add(path)
             else:
                 headers[path] = found
-        found = subclasses_by_name(headers, set(bases))
+        found = subclasses_by_name(headers, {*bases, *lookups.subclasses})
         if not found:
             return wanted
         words: dict[str, set[str]] = {}

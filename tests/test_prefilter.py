@@ -259,6 +259,8 @@ TEACHERS = {
     "tasks/b.py": "from core import base\n\n\nclass BTeacher(base.Teacher):\n    pass\n",
     # a subclass through an alias, and one of a subclass defined in another file
     "tasks/c.py": "from core.base import Teacher as T\nfrom tasks.b import BTeacher\n\n\nclass CTeacher(T):\n    pass\n\n\nclass DTeacher(BTeacher):\n    pass\n",
+    # a subclass of the named file's class, in a file naming the base as well
+    "tasks/e.py": "from core.base import Teacher\nfrom tasks.mine import MineTeacher\n\nBASE = Teacher\n\n\nclass ETeacher(MineTeacher):\n    pass\n",
     "tasks/mine.py": (
         "import os\n\nfrom core.base import Teacher\n\n\nclass MineTeacher(Teacher):\n"
         "    def __init__(self, path):\n        super().__init__(path)\n"
@@ -279,9 +281,11 @@ UNRELATED_TRAIN = (
     "train, parsed",
     [
         (UNRELATED_TRAIN, set()),  # no loader is given a sibling: none of their files is parsed
-        (TRAIN.format(module="a", cls="ATeacher"), {"tasks/a.py", "train.py"}),
-        (TRAIN.format(module="c", cls="CTeacher"), {"tasks/c.py", "train.py"}),
-        (TRAIN.format(module="c", cls="DTeacher"), {"tasks/b.py", "tasks/c.py", "train.py"}),
+        # (once MineTeacher is a Dataset, tasks/e.py is parsed as the file of its subclass)
+        (TRAIN.format(module="a", cls="ATeacher"), {"tasks/a.py", "tasks/e.py", "train.py"}),
+        (TRAIN.format(module="c", cls="CTeacher"), {"tasks/c.py", "tasks/e.py", "train.py"}),
+        (TRAIN.format(module="c", cls="DTeacher"), {"tasks/b.py", "tasks/c.py", "tasks/e.py", "train.py"}),
+        (TRAIN.format(module="e", cls="ETeacher"), {"tasks/e.py", "train.py"}),
     ],
 )
 def test_a_named_files_duck_typed_dataset_is_found_through_the_siblings_loaders_are_given(tmp_path, train, parsed):

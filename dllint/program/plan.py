@@ -93,7 +93,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             for fn in facts.functions.values():
                 if fn.cls is None and not fn.nested:
                     _want(used, homes, fn.name, words, path)
-        lookups.bases = _serving_siblings(model, focus, used, homes)
+        _serving_siblings(model, focus, used, lookups)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
@@ -151,8 +151,9 @@ class Lookups:
     file's analysis asks beyond them:
 
     - ``bases``: the serving bases of the named files' classes (``_serving_siblings``), {class
-      name: module words}, looked for in the unparsed files as ``names`` are; ``loader_classes``
-      the names of the project's DataLoader classes parsed so far. The engine parses only the
+      name: module words}, looked for in the unparsed files as ``names`` are; ``subclasses`` the
+      names of the parsed classes deriving from one; ``loader_classes`` the names of the
+      project's DataLoader classes parsed so far. The engine parses only the
       files naming a base that matter (``Engine._sibling_files``).
     - ``homes``: for each name of ``names`` and ``used``, the files defining what it is looked
       for (None among them: a name of no definition, an option's): a file naming it is taken
@@ -162,6 +163,7 @@ class Lookups:
     def __init__(self, homes: dict[str, set]):
         self.homes = homes
         self.bases: dict[str, frozenset[str]] = {}
+        self.subclasses: frozenset[str] = frozenset()
         self.loader_classes: frozenset[str] = frozenset()
 
 
@@ -172,12 +174,13 @@ def _want(found: dict, homes: dict, name: str, words, home: str | None) -> None:
     homes.setdefault(name, set()).add(home)
 
 
-def _serving_siblings(model, focus: frozenset[str], used: dict, homes: dict) -> dict[str, frozenset[str]]:
+def _serving_siblings(model, focus: frozenset[str], used: dict, lookups: "Lookups") -> None:
     """A named file's class that is not a Dataset by its own bases but derives from a project
     class serving samples (``__getitem__`` / ``__iter__``, duck-typed): it is a Dataset when a
     loader is given a sibling deriving from that base (dllint/program/loaders.py). So the files
     defining a sibling are wanted where a loader may be given one: the files naming the base
-    (returned: ``Lookups.bases``, which the engine narrows), then the files naming a sibling among
+    (``Lookups.bases``, which the engine narrows; ``Lookups.subclasses`` the names of the parsed
+    classes deriving from one, which another file's class statement may name), then the files naming a sibling among
     the files with trigger words (``used``): a loader is in one, where a whole run meets the
     sibling too. The files naming the base are looked for everywhere: a sibling's file may have
     no trigger word, and the whole run parses it when its loader does. (ParlAI's
@@ -199,11 +202,14 @@ def _serving_siblings(model, focus: frozenset[str], used: dict, homes: dict) -> 
                         bases.add(base.key)
                         named.setdefault(base.cls.name, set()).update(_module_words(base.file.module))
         if not bases:
-            return {}
+            return
+        subclasses = set()
         for ref in model.classes():
             if ref.key not in bases and not ref.cls.local and any(b.key in bases for b in model.mro(ref)[1:]):
-                _want(used, homes, ref.cls.name, _module_words(ref.file.module), ref.file.path)
-    return {k: frozenset(v) for k, v in named.items()}
+                _want(used, lookups.homes, ref.cls.name, _module_words(ref.file.module), ref.file.path)
+                subclasses.add(ref.cls.name)
+    lookups.bases = {k: frozenset(v) for k, v in named.items()}
+    lookups.subclasses = frozenset(subclasses)
 
 
 FOCUS_CALL_DEPTH = 2
