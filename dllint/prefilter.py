@@ -359,8 +359,6 @@ class NameTest:
         return found
 
 
-
-
 _IDENT = rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*"
 _CLASS_LINES = re.compile(rb"(?m)^[ \t]*class\b")
 # a class statement: its name and what its parentheses hold (no nested parentheses, no comment)

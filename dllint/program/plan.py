@@ -153,8 +153,8 @@ class Lookups:
     - ``bases``: the serving bases of the named files' classes (``_serving_siblings``), {class
       name: module words}, looked for in the unparsed files as ``names`` are; ``subclasses`` the
       names of the parsed classes deriving from one; ``loader_classes`` the names of the
-      project's DataLoader classes parsed so far. The engine parses only the
-      files naming a base that matter (``Engine._sibling_files``).
+      project's DataLoader classes parsed so far. The engine parses only the files naming a base
+      that matter (``Engine._sibling_files``).
     - ``homes``: for each name of ``names`` and ``used``, the files defining what it is looked
       for (None among them: a name of no definition, an option's): a file naming it is taken
       only if it can import one of them (``Engine._may_import``: a script's ``main`` is another
@@ -179,10 +179,10 @@ def _serving_siblings(model, focus: frozenset[str], used: dict, lookups: "Lookup
     class serving samples (``__getitem__`` / ``__iter__``, duck-typed): it is a Dataset when a
     loader is given a sibling deriving from that base (dllint/program/loaders.py). So the files
     defining a sibling are wanted where a loader may be given one: the files naming the base
-    (``Lookups.bases``, which the engine narrows; ``Lookups.subclasses`` the names of the parsed
-    classes deriving from one, which another file's class statement may name), then the files naming a sibling among
-    the files with trigger words (``used``): a loader is in one, where a whole run meets the
-    sibling too. The files naming the base are looked for everywhere: a sibling's file may have
+    (``Lookups.bases``, which the engine narrows; ``Lookups.subclasses``: the names of the parsed
+    classes deriving from one, which another file's class statement may name), then the files
+    naming a sibling among the files with trigger words (``used``): a loader is in one, where a
+    whole run meets the sibling too. The files naming the base are looked for everywhere: a sibling's file may have
     no trigger word, and the whole run parses it when its loader does. (ParlAI's
     ``parlai/core/teachers.py`` alone: 242 files parsed when every sibling was looked for
     everywhere, 80 now; the whole run parses 64.)"""
