@@ -21,10 +21,10 @@ from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, content_hash, node_words, class_headers, scan_job, subclasses_by_name
+from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, node_words, scan_job, subclasses_by_name
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
-from dllint.program.plan import demands
+from dllint.program.plan import demands, module_words
 from dllint.project import Project
 from dllint.rules import all_rules
 from dllint.workers import init_worker
@@ -849,13 +849,13 @@ class Engine:
                         if imported not in facts and self._matches(imported, self.triggers, self.triggers.key, data, entries, read_errors):
                             new.add(imported)
         candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
+        homes = lookups.homes
         for found, triggered in ((names, False), (used, True)):
             found = {n: w for n, w in found.items() if seen_names.get((n, triggered)) != w}
             seen_names.update({(n, triggered): w for n, w in found.items()})
             if not found:
                 continue
             test = NameTest(found)
-            homes = lookups.homes
             new.update(
                 p for p in candidates
                 if self._matches(p, test, test.key, data, entries, read_errors)
@@ -878,20 +878,18 @@ class Engine:
         dot (``pkg.main``, ``from .main``: through a package or a namespace package), may reach
         it otherwise: taken."""
         blob = self._read_into(path, data, entries, read_errors)
-        if blob is None:
-            return False
-        root = None
-        for name in test.found(blob):
+        found = test.found(blob) if blob is not None else ()
+        if found and b"sys.path" in blob:
+            return True
+        root = layout.name(path).root
+        for name in found:
             for home in homes.get(name, (None,)):
                 if home is None:
                     return True
-                if root is None:
-                    root = layout.name(path).root
                 module = layout.name(home).module
                 if layout.find(module, root) == home:  # (an ambiguous import links nothing in the model)
                     return True
-                last = module.rpartition(".")[2].encode()
-                if b"sys.path" in blob or re.search(rb"\." + re.escape(last) + rb"\b", blob):
+                if re.search(rb"\." + re.escape(module.rpartition(".")[2].encode()) + rb"\b", blob):
                     return True
         return False
 
@@ -932,7 +930,7 @@ class Engine:
         words: dict[str, set[str]] = {}
         for name, paths in found.items():
             for path in paths:
-                words.setdefault(name, set()).update(part for part in layout.name(path).module.split(".") if part and part != "__init__")
+                words.setdefault(name, set()).update(module_words(layout.name(path).module))
         test = NameTest({n: frozenset(w) for n, w in words.items()})
         for path in candidates:
             if path in wanted or path in headers:

@@ -366,7 +366,7 @@ _CLASS_HEADS = re.compile(rb"(?m)^[ \t]*class[ \t]+(" + _IDENT + rb")[ \t]*(?:\(
 _BRACKETS = re.compile(rb"\[[^\[\]]*\]")
 _DOTTED = re.compile(_IDENT + rb"(?:\." + _IDENT + rb")*")
 _AS = re.compile(rb"[ \t]+as[ \t]+(" + _IDENT + rb")")  # the name before it: read backwards
-_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(range(0x80, 0x100))
+_IDENT_BYTES = _WORD_BYTES | frozenset(range(0x80, 0x100))  # (UTF-8 letters too)
 _ALIAS = re.compile(rb"(?m)^[ \t]*(" + _IDENT + rb")[ \t]*(?::[^=\n]*)?=[ \t]*(" + _IDENT + rb"(?:\." + _IDENT + rb")*)[ \t\r]*(?:#.*)?$")
 
 

@@ -59,7 +59,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             continue
         helper = model.workers_parameter(loader)
         if helper is not None and not helper.fn.nested and helper.fn.cls is None:
-            _want(names, homes, helper.fn.name, _module_words(helper.file.module), helper.file.path)
+            _want(names, homes, helper.fn.name, module_words(helper.file.module), helper.file.path)
     for cls in model.dataset_classes():
         if classes is not None and cls.key not in classes:
             continue
@@ -68,14 +68,14 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         init = model.find_method(cls, "__init__")
         if init is not None:
             _reach(model, [init], cls, focus)
-        _want(names, homes, cls.cls.name, _module_words(cls.file.module), cls.file.path)
+        _want(names, homes, cls.cls.name, module_words(cls.file.module), cls.file.path)
     _argument_modules(model, classes)
     _class_receivers(model, classes)
     for cls in model.classes():
         if classes is not None and cls.key not in classes:
             continue
         if model.is_loader_class(cls.cls.qualname, cls.file.root):
-            _want(names, homes, cls.cls.name, _module_words(cls.file.module), cls.file.path)
+            _want(names, homes, cls.cls.name, module_words(cls.file.module), cls.file.path)
     used: dict[str, set[str]] = {}
     if focus is not None:
         # the files using what the named files define (a Dataset, a builder, a collate function,
@@ -112,7 +112,7 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             with model.quietly():  # which of the parsed functions start workers: no new files
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             if starts_workers:
-                _want(names, homes, fn.name, _module_words(facts.module), facts.path)
+                _want(names, homes, fn.name, module_words(facts.module), facts.path)
     # a project module an analysed file imports only for what importing it does: it may put a
     # folder on sys.path (``import _init_paths``) that the file's other imports resolve through
     for facts in list(model.files.values()):
@@ -200,13 +200,13 @@ def _serving_siblings(model, focus: frozenset[str], used: dict, lookups: "Lookup
                 for base in model.mro(ref)[1:]:
                     if "__getitem__" in base.cls.methods or "__iter__" in base.cls.methods:
                         bases.add(base.key)
-                        named.setdefault(base.cls.name, set()).update(_module_words(base.file.module))
+                        named.setdefault(base.cls.name, set()).update(module_words(base.file.module))
         if not bases:
             return
         subclasses = set()
         for ref in model.classes():
             if ref.key not in bases and not ref.cls.local and any(b.key in bases for b in model.mro(ref)[1:]):
-                _want(used, lookups.homes, ref.cls.name, _module_words(ref.file.module), ref.file.path)
+                _want(used, lookups.homes, ref.cls.name, module_words(ref.file.module), ref.file.path)
                 subclasses.add(ref.cls.name)
     lookups.bases = {k: frozenset(v) for k, v in named.items()}
     lookups.subclasses = frozenset(subclasses)
@@ -508,5 +508,6 @@ def _import_words(module: str, own: bool = False) -> set[str]:
     return set(parts[-2:])
 
 
-def _module_words(module: str) -> set[str]:
+def module_words(module: str) -> set[str]:
+    """The words of a module's dotted name (``pkg.data`` -> pkg, data), ``__init__`` left out."""
     return {part for part in module.split(".") if part and part != "__init__"}
