@@ -17,8 +17,12 @@ file that takes long.
   reason is that the fixed file would not parse: those are listed as problems.
 - ``cache``: on a copy of each repository, a run with the cache (cold, then warm), one after a
   comment is appended to a file naming ``Dataset`` or ``DataLoader`` (its facts unchanged) and one
-  after a line of code is appended to it (``_dllint_sweep_edit = 1``: its facts change): each must
-  print what a run without the cache prints for the same files (a stale or mixed-up cache entry).
+  after a line of code is appended to it (``_dllint_sweep_edit = 1``: its facts change); then the
+  same two edits to a random file naming neither (most often one the analysis leaves out: the
+  early cutoff asks planning's questions of it again), and a third that makes it name
+  ``DataLoader`` in its code: each must print what a run without the cache prints for the same
+  files (a stale or mixed-up cache entry). The times of the cold run and of the other file's code
+  edit are summed over the repositories.
 - ``named``: ``--per-repo`` files of each repository (those naming ``Dataset`` or ``DataLoader``
   first, one other), each checked alone with ``--no-cache``, as a pre-commit hook runs it; the
   runs over ``--slow`` seconds are listed.
@@ -120,27 +124,40 @@ def sweep_fix(root: str, own: str) -> tuple[list[str], dict]:
     return problems, {"fixable": out.count("[*]"), "changed": len(changed), "left": out2.count("[*]")}
 
 
-def sweep_cache(root: str, own: str) -> tuple[list[str], dict]:
+def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dict]:
     problems: list[str] = []
+    times: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = os.path.join(tmp, "repo")
         shutil.copytree(root, work, ignore=shutil.ignore_patterns(".git", ".dllint_cache"), symlinks=True)
         cached = ["check", "--cache-dir", os.path.join(tmp, "cache"), *CHECK[2:], "."]
-        edited = next((rel for rel, text in sorted(_sources(work).items()) if b"DataLoader" in text or b"Dataset" in text), None)
-        steps = [("cold", None), ("warm", None), ("comment", b"\n# dllint sweep: a comment\n"), ("code edit", b"\n_dllint_sweep_edit = 1\n")]
-        for label, append in steps:
+        sources = sorted(_sources(work).items())
+        edited = next((rel for rel, text in sources if b"DataLoader" in text or b"Dataset" in text), None)
+        others = [rel for rel, text in sources if b"DataLoader" not in text and b"Dataset" not in text]
+        other = rng.choice(others) if others else None
+        steps = [
+            ("cold", None, None),
+            ("warm", None, None),
+            ("comment", edited, b"\n# dllint sweep: a comment\n"),
+            ("code edit", edited, b"\n_dllint_sweep_edit = 1\n"),
+            ("other comment", other, b"\n# dllint sweep: a comment\n"),
+            ("other code edit", other, b"\n_dllint_sweep_edit = 1\n"),
+            ("other names DataLoader", other, b"\n_dllint_sweep_name = 'DataLoader'\n"),
+        ]
+        for label, target, append in steps:
             if append is not None:
-                if edited is None:
+                if target is None:
                     continue
-                with open(os.path.join(work, edited), "ab") as fh:
+                with open(os.path.join(work, target), "ab") as fh:
                     fh.write(append)
-            rc, out, err, _ = dllint(own, cached, work)
+            rc, out, err, seconds = dllint(own, cached, work)
+            times[label] = seconds
             rc_n, out_n, _err_n, _ = dllint(own, [*CHECK, "."], work)
             if rc != 0 or err.strip():
                 problems.append(f"{label}: exit {rc}: {err.strip()[:300]}")
             elif (rc, out) != (rc_n, out_n):
                 problems.append(f"{label}: output differs from a run without the cache")
-    return problems, {}
+    return problems, times
 
 
 def _named_files(root: str, k: int, rng: random.Random) -> list[str]:
@@ -179,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     compare = os.path.abspath(args.compare) if args.compare else None
     rng = random.Random(7)
     repos = found = 0
+    totals: dict[str, float] = {}
     for name in sorted(os.listdir(args.repos_dir)):
         root = os.path.join(args.repos_dir, name)
         if not os.path.isdir(root) or not args.min_files <= python_files(root) <= args.max_files:
@@ -190,13 +208,18 @@ def main(argv: list[str] | None = None) -> int:
         elif args.mode == "fix":
             problems, _info = sweep_fix(root, own)
         elif args.mode == "cache":
-            problems, _info = sweep_cache(root, own)
+            problems, info = sweep_cache(root, own, rng)
+            for label in ("cold", "other code edit"):
+                if label in info:
+                    totals[label] = totals.get(label, 0.0) + info[label]
         else:
             problems, _info = sweep_named(root, own, args.per_repo, args.slow, rng)
         for problem in problems:
             print(f"{name}: {problem}")
         found += len(problems)
     print(f"{args.mode}: {repos} repositories, {found} problem(s)")
+    if totals:  # (cache)
+        print("seconds in all: " + ", ".join(f"{label} {t:.1f}" for label, t in totals.items()))
     return 1 if found else 0
 
 

@@ -258,18 +258,21 @@ class FactCache:
 
     def load_result(self, key: str, n_paths: int = 0):
         """A stored (diagnostics, files analysed), or (diagnostics, files analysed, indices of the
-        files analysed, indices of the files whose text a rule read, replays) as the early cutoff
-        keeps them (indices into the run's ``n_paths`` files; see ``_replays``); or None."""
+        files analysed, indices of the files whose text a rule read, replays, questions asked of
+        the other files) as the early cutoff keeps them (indices into the run's ``n_paths``
+        files; see ``_replays``, ``_asked``); or None."""
         if not self.enabled:
             return None
         from dllint.model import Diagnostic
 
         found = self._read(os.path.join(self.directory, "results", key))
-        if not (isinstance(found, tuple) and len(found) in (2, 5) and type(found[1]) is int and isinstance(found[0], list)):
+        if not (isinstance(found, tuple) and len(found) in (2, 6) and type(found[1]) is int and isinstance(found[0], list)):
             return None
         if not all(type(d) is Diagnostic for d in found[0]):
             return None
-        if len(found) == 5 and not (_positions(found[2], n_paths) and _positions(found[3], n_paths) and _replays(found[4], n_paths)):
+        if len(found) == 6 and not (
+            _positions(found[2], n_paths) and _positions(found[3], n_paths) and _replays(found[4], n_paths) and _asked(found[5], n_paths)
+        ):
             return None
         self.served = True
         return found
@@ -277,18 +280,18 @@ class FactCache:
     def load_cutoff(self, key: str, n_paths: int):
         """The record of the last whole run for the early cutoff (``Engine._cutoff``): (findings,
         files analysed, the files' hashes, indices of the files analysed, indices of the files
-        whose text a rule read, replays), or None."""
+        whose text a rule read, replays, the questions asked of the other files' bytes), or None."""
         if not self.enabled:
             return None
         from dllint.model import Diagnostic
 
         found = self._read(os.path.join(self.directory, "cutoff", key))
-        if not (isinstance(found, tuple) and len(found) == 6):
+        if not (isinstance(found, tuple) and len(found) == 7):
             return None
-        result, analysed, hashes, analysed_at, read_at, replays = found
+        result, analysed, hashes, analysed_at, read_at, replays, asked = found
         if not (isinstance(result, list) and all(type(d) is Diagnostic for d in result) and type(analysed) is int and type(hashes) is bytes):
             return None
-        if not (_positions(analysed_at, n_paths) and _positions(read_at, n_paths) and _replays(replays, n_paths)):
+        if not (_positions(analysed_at, n_paths) and _positions(read_at, n_paths) and _replays(replays, n_paths) and _asked(asked, n_paths)):
             return None
         self.served = True
         return found
@@ -442,6 +445,17 @@ def _replays(value, n_paths: int) -> bool:
     return isinstance(value, list) and all(
         type(r) is tuple and len(r) == 4 and type(r[0]) is int and 0 <= r[0] < n_paths and type(r[1]) is str and type(r[2]) is tuple
         for r in value
+    )
+
+
+def _asked(value, n_paths: int) -> bool:
+    """A list of (question, answers): the questions a run asked of the bytes of the files it did
+    not analyse, the answers as file indices or (file index, answer) pairs (the answers are
+    compared, never used, and a question the engine cannot ask again means a full run)."""
+    return isinstance(value, list) and all(
+        type(q) is tuple and len(q) == 2 and type(q[0]) is tuple and q[0] and type(q[0][0]) is str and type(q[1]) is list
+        and all((type(a) is int and 0 <= a < n_paths) or (type(a) is tuple and len(a) == 2 and type(a[0]) is int and 0 <= a[0] < n_paths) for a in q[1])
+        for q in value
     )
 
 

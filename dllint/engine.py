@@ -292,6 +292,8 @@ class Engine:
         # facts the scan computed beside its verdicts, until the rounds of facts ask for them
         # (``_prescan``, ``_take_prefetched``)
         self._prefetched: dict[str, tuple] = {}
+        # what planning and the rules asked of files' bytes, and the answers (``_note``)
+        self._asked: dict = {}
         notes: list[str] = []  # ``Analysis.notes``
         overlay = overlay or {}
         explicit = explicit or set()
@@ -372,7 +374,7 @@ class Engine:
         if result_key is not None:
             found = cache.load_result(result_key, len(paths))
             if found is not None:
-                if cutoff_key is not None and len(found) == 5:
+                if cutoff_key is not None and len(found) == 6:
                     # the files are as that run found them: later edits are compared with them
                     record = cache.load_cutoff(cutoff_key, len(paths))
                     if record is None or record[2] != cutoff_hashes:
@@ -520,13 +522,16 @@ class Engine:
                 stored: tuple = (result, len(facts))
                 if cutoff_key is not None and not read_errors:
                     position = {p: i for i, p in enumerate(paths)}
-                    if all(p in position for p in (*facts, *project.read, *(r[0] for r in project.replays))):
+                    asked = self._asked_record(facts, position)
+                    if asked is not None and all(p in position for p in (*facts, *project.read, *(r[0] for r in project.replays))):
                         # (the files analysed, the files whose text a rule read, the questions
-                        # asked of files' texts through Project.remember): for _cutoff
+                        # asked of files' texts through Project.remember, the questions asked of
+                        # the bytes of the files not analysed): for _cutoff
                         stored += (
                             sorted(position[p] for p in facts),
                             sorted(position[p] for p in project.read),
                             [(position[p], name, inputs, answer) for p, name, inputs, answer in project.replays],
+                            asked,
                         )
                         cache.store_cutoff(cutoff_key, (*stored[:2], cutoff_hashes, *stored[2:]))
                 cache.store_result(result_key, stored)
@@ -536,6 +541,25 @@ class Engine:
 
             watched = finalize(watched, notebooks)
         return Analysis(result, project, len(target_set), len(facts), data, notebooks, watched, notes)
+
+    def _asked_record(self, facts, position: dict[str, int]) -> list | None:
+        """What the run asked of the bytes of the files it did not analyse (``_note``), for the
+        early cutoff: [(question, answers)], the answers as the sorted indices of the files
+        answering True (``_ASKED_OF_ALL``) or as sorted (index, answer) pairs; None when a file
+        asked is not one of the run's files (no record is kept then)."""
+        out = []
+        for question, answers in self._asked.values():
+            if question[0] in _ASKED_OF_ALL:
+                kept = [p for p, a in answers.items() if a is True and p not in facts]
+                if any(p not in position for p in kept):
+                    return None
+                out.append((question, sorted(position[p] for p in kept)))
+            else:
+                kept = [p for p in answers if p not in facts]
+                if any(p not in position for p in kept):
+                    return None
+                out.append((question, sorted((position[p], _plain(answers[p])) for p in kept)))
+        return out
 
     def _unsettled_note(self, last: set[str]) -> str:
         """What a run whose planning reached ``MAX_ROUNDS`` says: each round of demands had found
@@ -602,6 +626,10 @@ class Engine:
                 else:
                     hits = search(test)
                     derived.put(key, hits)
+            question = ("attr", attr)  # (asked of every file of ``outside``: ``_note``)
+            self._asked.setdefault(question, (question, {}))
+            for i in hits:
+                self._note(question, question, outside[i], True)
             out = []
             for p in (outside[i] for i in hits):
                 if p not in data and p.endswith(".ipynb"):  # a notebook put aside: its code cells
@@ -694,6 +722,7 @@ class Engine:
             if (entry[2] if entry is not None else content_hash(data[path])) != digest:
                 continue  # changed in between: decided from the bytes read here
             out[path] = verdict
+            self._note(self.triggers.key, self.triggers.question, path, verdict)
             if facts is not None:  # (computed from the bytes held here: compared just above)
                 self._prefetched[path] = ((*extract_as[0][path], extract_as[1]), facts, blob)
             if entry is not None and self.cache is not None:
@@ -722,6 +751,8 @@ class Engine:
         if entry is not None:
             verdict = entry[3].get(key)
             if verdict is not None and path not in data:
+                if test.question is not None:
+                    self._note(key, test.question, path, verdict)
                 return verdict
         blob = data.get(path)
         if blob is None:
@@ -732,7 +763,30 @@ class Engine:
         verdict = test(blob)
         if entry is not None and self.cache is not None:
             self.cache.set_verdict(entry, key, verdict)
+        if test.question is not None:
+            self._note(key, test.question, path, verdict)
         return verdict
+
+    def _note(self, key, question: tuple, path: str, answer) -> None:
+        """Record that the run asked ``question`` (``ask_again`` can ask it again) of the bytes of
+        ``path`` and got ``answer``. For the early cutoff (``_cutoff``): a file the run did not
+        analyse mattered to it only through such answers, so after an edit that leaves every one
+        the same, the run would make the same choices and find the same."""
+        slot = self._asked.get(key)
+        if slot is None:
+            slot = self._asked[key] = (question, {})
+        slot[1][path] = answer
+
+    def _ask(self, question: tuple, path: str, blob: bytes, test=None):
+        """``ask_again(question, blob)``, recorded (``_note``); ``test``: a NameTest the question
+        is of (``test.spec``), whose ``found`` answers it without building the test again."""
+        if test is None:
+            answer = ask_again(question, blob, self.triggers)
+            self._note(question, question, path, answer)
+        else:
+            answer = test.found(blob)
+            self._note((question[0], test.key), question, path, answer)
+        return answer
 
     def _cached_facts(self, selected, names, data, entries, read_errors, items, overlay=()) -> dict[str, FileFacts]:
         cache = self.cache
@@ -782,7 +836,7 @@ class Engine:
         record = cache.load_cutoff(key, len(paths))
         if record is None:
             return None
-        result, analysed, old_hashes, analysed_at, read_at, replays = record
+        result, analysed, old_hashes, analysed_at, read_at, replays, asked = record
         width = len(hashes) // max(len(paths), 1)
         if len(old_hashes) != len(hashes) or width * len(paths) != len(hashes):
             return None
@@ -793,13 +847,19 @@ class Engine:
         if not edited or len(edited) > MAX_CUTOFF_FILES:
             return None
         analysed_set, read_set = set(analysed_at), set(read_at)
-        if any(i not in analysed_set or i in read_set or paths[i].endswith(".ipynb") for i in edited):
+        if any(i in read_set or paths[i].endswith(".ipynb") for i in edited):
             return None
         for i in edited:
             path = paths[i]
             blob = self._read_into(path, data, entries, read_errors)
             if blob is None or content_hash(blob) != part(hashes, i):
                 return None
+            if i not in analysed_set:
+                used = self._same_observations(i, blob, asked)
+                if used is None:
+                    return None
+                if not used:  # (its facts were not asked for either)
+                    continue
             mn = names[path]
             old = cache.load_facts(cache.facts_key(part(old_hashes, i), path, mn.module, mn.root, mn.is_package, names.shadowed))
             if old is None or old.path != path:
@@ -810,8 +870,31 @@ class Engine:
                 return None
             if not _same_answers(path, blob, [r for r in replays if r[0] == i], self.settings):
                 return None
-        cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at, replays))
-        return result, analysed, analysed_at, read_at, replays
+        cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at, replays, asked))
+        return result, analysed, analysed_at, read_at, replays, asked
+
+    def _same_observations(self, i: int, blob: bytes, asked: list) -> bool | None:
+        """Whether the questions the last run asked of the bytes of file ``i`` (which it did not
+        analyse; ``_asked_record``), asked again of ``blob``, get the answers they got then: None
+        when one does not, else whether the run used the file's facts too (a rule asking the
+        files outside the analysis that may use an attribute: ``_elsewhere``)."""
+        used = False
+        for question, answers in asked:
+            kind = question[0]
+            if kind in _ASKED_OF_ALL:
+                old = i in answers
+            else:
+                old = next((a[1] for a in answers if type(a) is tuple and a[0] == i), _NOT_ASKED)
+                if old is _NOT_ASKED:
+                    continue
+            try:
+                new = _plain(ask_again(question, blob, self.triggers))
+            except Exception:  # (a record this code cannot ask again: a full run decides)
+                return None
+            if (new is True if kind in _ASKED_OF_ALL else new) != old:
+                return None
+            used = used or (kind == "attr" and old)
+        return used
 
     def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute, carry=None) -> None:
         """Follow the chains a round's questions were on when they met unparsed files (base
@@ -878,8 +961,10 @@ class Engine:
         dot (``pkg.main``, ``from .main``: through a package or a namespace package), may reach
         it otherwise: taken."""
         blob = self._read_into(path, data, entries, read_errors)
-        found = test.found(blob) if blob is not None else ()
-        if found and b"sys.path" in blob:
+        if blob is None:
+            return False
+        found = self._ask(("found", test.spec), path, blob, test)
+        if found and self._ask(("contains", b"sys.path"), path, blob):
             return True
         root = layout.name(path).root
         for name in found:
@@ -889,7 +974,7 @@ class Engine:
                 module = layout.name(home).module
                 if layout.find(module, root) == home:  # (an ambiguous import links nothing in the model)
                     return True
-                if re.search(rb"\." + re.escape(module.rpartition(".")[2].encode()) + rb"\b", blob):
+                if self._ask(("dotted", module.rpartition(".")[2]), path, blob):
                     return True
         return False
 
@@ -913,13 +998,15 @@ class Engine:
             blob = self._read_into(path, data, entries, read_errors)
             if blob is None:
                 continue
-            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or _may_hold_loader(blob, lookups.loader_classes):
+            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or self._ask(
+                ("may_hold", tuple(sorted(lookups.loader_classes))), path, blob
+            ):
                 wanted.add(path)
             else:
                 blobs[path] = blob
         headers = {}
         for path, blob in blobs.items():
-            found = class_headers(blob)
+            found = self._ask(("headers",), path, blob)
             if found is None:  # what its classes derive from is unknown: wanted
                 wanted.add(path)
             else:
@@ -940,7 +1027,7 @@ class Engine:
             if not self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors):
                 continue
             blob = self._read_into(path, data, entries, read_errors)
-            for name in test.found(blob) if blob is not None else ():
+            for name in self._ask(("found", test.spec), path, blob, test) if blob is not None else ():
                 wanted.update(found[name])
                 wanted.add(path)
         return wanted
@@ -1010,6 +1097,46 @@ class _Names:
 
     def __getitem__(self, path: str):
         return self.layout.name(path)
+
+
+# questions asked of every file planning considers (a file outside the analysis not recorded as
+# answering True answered False), so only the files answering True are kept; the others'
+# answers are kept for the files they were asked of (``_cutoff``)
+_ASKED_OF_ALL = ("triggers", "names", "attr")
+_NOT_ASKED = object()
+
+
+def ask_again(question: tuple, blob: bytes, triggers: Triggers):
+    """The answer to one of the questions a run asks of a file's bytes, as the run asked it
+    (``Engine._note``); ``triggers``: the engine's. Raises on a question it does not know."""
+    kind = question[0]
+    if kind == "triggers":
+        return triggers(blob)
+    if kind == "names":
+        return NameTest(dict(question[1]))(blob)
+    if kind == "found":
+        return NameTest(dict(question[1])).found(blob)
+    if kind == "contains":
+        return question[1] in blob
+    if kind == "dotted":  # the module named after a dot (``pkg.main``, ``from .main``)
+        return re.search(rb"\." + re.escape(question[1].encode()) + rb"\b", blob) is not None
+    if kind == "may_hold":
+        return _may_hold_loader(blob, frozenset(question[1]))
+    if kind == "headers":
+        return class_headers(blob)
+    if kind == "attr":
+        return AttributeNamed(question[1])(blob)
+    raise ValueError(f"unknown question {kind!r}")
+
+
+def _plain(answer):
+    """An answer as the cache stores and compares it (sets sorted, lists as tuples)."""
+    kind = type(answer)
+    if kind is set or kind is frozenset:
+        return tuple(sorted(answer))
+    if kind is list or kind is tuple:
+        return tuple(_plain(a) for a in answer)
+    return answer
 
 
 def _may_hold_loader(blob: bytes, loader_classes: frozenset[str]) -> bool:

@@ -68,6 +68,8 @@ def code_words(data: bytes) -> str | None:
 class Triggers:
     """The two-stage test; plain data, so it travels to worker processes."""
 
+    question = ("triggers",)  # what the engine records of a run asking it (``Engine._note``)
+
     def __init__(self, code: set[bytes], comment: set[bytes]):
         self.code = tuple(sorted(code))
         self.comment = tuple(sorted(comment))
@@ -213,6 +215,9 @@ class WorkerWords:
     """``names_workers`` as a pre-filter test (its verdict is cached per content hash)."""
 
     key = hashlib.blake2b(b"names_workers v2", digest_size=8).digest()
+    # not recorded per file (``Engine._note``): a run uses only whether some file names workers,
+    # which is part of the early cutoff's key
+    question = None
 
     def __call__(self, data: bytes) -> bool:
         return names_workers(data)
@@ -316,6 +321,10 @@ class NameTest:
         self.any_word = tuple(sorted(all_words)) if modules and all(modules.values()) and len(all_words) <= self.FIND_AT_MOST else None
         key = self.regex.pattern + b"".join(n + b"\0" + b"|".join(ws) for n, ws in sorted(self.modules.items()))
         self.key = hashlib.blake2b(key, digest_size=8).digest()
+        # the test as plain data (``NameTest(dict(spec))`` is this test again): what the engine
+        # records of a run asking it, to ask it again of an edited file (``Engine._note``)
+        self.spec = tuple(sorted((n, tuple(sorted(ws))) for n, ws in modules.items()))
+        self.question = ("names", self.spec)
 
     def __call__(self, data: bytes) -> bool:
         found = self._names_in(data)

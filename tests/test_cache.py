@@ -425,6 +425,19 @@ def spy_cutoff(monkeypatch) -> list[bool]:
     return used
 
 
+def edit_and_compare(root: Path, used: list[bool], name: str, text: str, cutoff: bool) -> None:
+    """Write ``text`` to ``name``; the cached run prints what a run without the cache prints,
+    and took the early cutoff or not as ``cutoff`` says (``spy_cutoff``'s ``used``); so does the
+    stored result of that run."""
+    fmt = ["--output-format", "json"]
+    (root / name).write_text(text)
+    used.clear()
+    expected = run(root, "--no-cache", *fmt)
+    assert run(root, *fmt) == expected
+    assert used == [cutoff], (name, text)
+    assert run(root, *fmt) == expected
+
+
 def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not(tmp_path, monkeypatch):
     """Early cutoff (Engine._cutoff): a comment appended to an analysed file gives the last run's
     findings without building the model, also in a file a fix was built from (the fix, asked
@@ -445,12 +458,7 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
     assert used == []
 
     def edit(name: str, text: str, cutoff: bool) -> None:
-        (tmp_path / name).write_text(text)
-        used.clear()
-        expected = run(tmp_path, "--no-cache", *fmt)
-        assert run(tmp_path, *fmt) == expected
-        assert used == [cutoff], name
-        assert run(tmp_path, *fmt) == expected  # and the stored result of that run
+        edit_and_compare(tmp_path, used, name, text, cutoff)
 
     train = CUTOFF_PROJECT["train.py"]
     edit("train.py", train + "# a comment\n", True)  # no fact changed, no rule read train.py's text
@@ -464,8 +472,40 @@ def test_an_edit_that_changes_no_fact_reuses_the_findings_and_any_other_does_not
     assert run(tmp_path, *fmt) == expected and used == []
     edit("train.py", train + "# a comment\n\n# another\n# after the undo\n", True)
     edit("train.py", train.replace("num_workers=4", "num_workers=0"), False)
-    edit("util.py", CUTOFF_PROJECT["util.py"] + "# noqa: DL101\n", False)  # not analysed by the last run
+    edit("util.py", CUTOFF_PROJECT["util.py"] + "# noqa: DL101\n", False)  # a comment trigger: util.py is analysed now
     edit("train.py", train.replace("num_workers=4", "num_workers=0") + "# a comment\n", True)
+
+
+def test_an_edit_of_a_file_outside_the_analysis_reuses_the_findings_when_every_question_asked_of_it_is_answered_alike(tmp_path, monkeypatch):
+    """A file the last run did not analyse mattered to it only through what planning and the
+    rules asked of its bytes (Engine._note): an edit that leaves every answer the same keeps the
+    findings (the early cutoff), code edits included; an edit that changes one (a trigger word, a
+    project class named where it can be imported, an attribute a fix's proof looks for in the
+    files outside the analysis) runs in full. A file whose facts a rule read (it names such an
+    attribute) keeps the findings only while its facts stay the same."""
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    age(tmp_path)
+    used = spy_cutoff(monkeypatch)
+    reference = run(tmp_path, "--output-format", "json")
+    assert '"DL101"' in reference and '"edits"' in reference and "util.py" not in reference
+    util = CUTOFF_PROJECT["util.py"]
+    more = util + "\n\ndef twice(x):\n    return [x, x]\n"
+    for text, cutoff in (
+        (util + "# a comment\n", True),
+        (more, True),  # code: facts it would have if parsed changed, no answer did
+        (more.replace("[x, x]", "{'a': x}"), True),
+        (more + "from torch.utils.data import DataLoader\n", False),  # a trigger word
+        (more + "# back\n", False),  # (util.py was analysed by that run: its facts changed)
+        (more + "# back\n# again\n", True),
+        (more + "from data import Images\n", False),  # a project Dataset, importable from here
+        (more + "# back again\n", False),
+        (more + "\n\ndef size(d):\n    return len(d.files)\n", False),  # uses ``.files`` of some object
+        (more + "\n\ndef size(d):\n    return len(d.files)\n# a comment\n", True),  # its facts alike
+        (more + "\n\ndef size(d):\n    return len(d.files) + 1\n", False),  # its facts changed
+    ):
+        edit_and_compare(tmp_path, used, "util.py", text, cutoff)
 
 
 def test_an_edit_that_changes_a_fix_but_no_fact_runs_in_full(tmp_path, monkeypatch):

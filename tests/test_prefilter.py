@@ -346,6 +346,49 @@ def test_a_named_script_is_used_only_by_the_files_that_can_import_it(tmp_path):
     assert named.diagnostics == [d for d in whole.diagnostics if d.path == target]
 
 
+def _asked_alike(engine, analysis) -> set[str]:
+    """Checks that each answer the run recorded (Engine._note) for a file it did not analyse is
+    what ``ask_again`` answers from the file's bytes, as the early cutoff asks it again; the kinds
+    of questions checked."""
+    from dllint.engine import _plain, ask_again
+
+    kinds = set()
+    for question, answers in engine._asked.values():
+        for path, answer in answers.items():
+            if path not in analysis.project.files:
+                blob = Path(path).read_bytes()
+                assert _plain(ask_again(question, blob, engine.triggers)) == _plain(answer), (question[0], path)
+                kinds.add(question[0])
+    return kinds
+
+
+def test_what_a_run_asks_of_the_files_it_does_not_analyse_is_asked_alike_again(tmp_path):
+    """The questions planning and the rules ask of the files outside the analysis, recorded with
+    their answers, get the same answers asked again from the bytes (what the early cutoff
+    does: tests/test_cache.py): the siblings of a named file's duck-typed class (class
+    statements, words of a loader), the users of a named script (import reach), whole runs."""
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine
+
+    kinds: set[str] = set()
+    cases = [
+        ("teachers", {**TEACHERS, "train.py": TRAIN.format(module="a", cls="ATeacher")}, "tasks/mine.py"),
+        ("scripts", SCRIPT_FOLDERS, "a/main.py"),
+    ]
+    for name, files, named in cases:
+        root = tmp_path / name
+        for folder in {Path(f).parent for f in files}:
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        _write(root, files)
+        for targets in ([str(p) for p in sorted(root.rglob("*.py"))], [str(root / named)]):
+            settings, project_root = load_configuration(targets[-1:], None, Overrides(select=["ALL"]))
+            engine = Engine(settings, project_root, jobs=1)
+            explicit = set(targets) if len(targets) == 1 else set()
+            kinds |= _asked_alike(engine, engine.analyse(targets, enabled_codes(settings), explicit=explicit))
+    assert {"triggers", "names", "found", "headers", "may_hold", "dotted"} <= kinds
+
+
 def test_class_headers_read_bases_and_aliases_or_say_they_cannot():
     from dllint.prefilter import class_headers, subclasses_by_name
 
