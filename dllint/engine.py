@@ -36,6 +36,9 @@ SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker process
 EARLY_POOL_READS = 64  # files read: the worker processes start then (``Engine._analyse``)
 MAX_ROUNDS = 8
 MAX_CUTOFF_FILES = 8  # edited files whose facts are extracted again to find the edit changed none
+# edited files in all, most of them outside the analysis (asked planning's questions again: a
+# branch switched, a pull), for which the early cutoff is tried
+MAX_CUTOFF_EDITS = 256
 MAX_PLANS = 512  # plans an engine keeps without a cache (``Engine.plans``)
 
 
@@ -844,22 +847,27 @@ class Engine:
             return h[i * width : (i + 1) * width]
 
         edited = [i for i in range(len(paths)) if part(hashes, i) != part(old_hashes, i)]
-        if not edited or len(edited) > MAX_CUTOFF_FILES:
-            return None
         analysed_set, read_set = set(analysed_at), set(read_at)
+        if not edited or len(edited) > MAX_CUTOFF_EDITS or sum(i in analysed_set for i in edited) > MAX_CUTOFF_FILES:
+            return None
         if any(i in read_set or paths[i].endswith(".ipynb") for i in edited):
             return None
+        tests: dict[int, object] = {}  # (each question's test, built once for all the files)
+        extracted = 0
         for i in edited:
             path = paths[i]
             blob = self._read_into(path, data, entries, read_errors)
             if blob is None or content_hash(blob) != part(hashes, i):
                 return None
             if i not in analysed_set:
-                used = self._same_observations(i, blob, asked)
+                used = self._same_observations(i, blob, asked, tests)
                 if used is None:
                     return None
                 if not used:  # (its facts were not asked for either)
                     continue
+            extracted += 1
+            if extracted > MAX_CUTOFF_FILES:
+                return None
             mn = names[path]
             old = cache.load_facts(cache.facts_key(part(old_hashes, i), path, mn.module, mn.root, mn.is_package, names.shadowed))
             if old is None or old.path != path:
@@ -873,13 +881,14 @@ class Engine:
         cache.store_cutoff(key, (result, analysed, hashes, analysed_at, read_at, replays, asked))
         return result, analysed, analysed_at, read_at, replays, asked
 
-    def _same_observations(self, i: int, blob: bytes, asked: list) -> bool | None:
+    def _same_observations(self, i: int, blob: bytes, asked: list, tests: dict) -> bool | None:
         """Whether the questions the last run asked of the bytes of file ``i`` (which it did not
         analyse; ``_asked_record``), asked again of ``blob``, get the answers they got then: None
         when one does not, else whether the run used the file's facts too (a rule asking the
-        files outside the analysis that may use an attribute: ``_elsewhere``)."""
+        files outside the analysis that may use an attribute: ``_elsewhere``). ``tests``: the
+        questions' tests by their place in ``asked``, built when first needed."""
         used = False
-        for question, answers in asked:
+        for n, (question, answers) in enumerate(asked):
             kind = question[0]
             if kind in _ASKED_OF_ALL:
                 old = i in answers
@@ -888,7 +897,10 @@ class Engine:
                 if old is _NOT_ASKED:
                     continue
             try:
-                new = _plain(ask_again(question, blob, self.triggers))
+                test = tests.get(n)
+                if test is None:
+                    test = tests[n] = question_test(question, self.triggers)
+                new = _plain(test(blob))
             except Exception:  # (a record this code cannot ask again: a full run decides)
                 return None
             if (new is True if kind in _ASKED_OF_ALL else new) != old:
@@ -1109,23 +1121,30 @@ _NOT_ASKED = object()
 def ask_again(question: tuple, blob: bytes, triggers: Triggers):
     """The answer to one of the questions a run asks of a file's bytes, as the run asked it
     (``Engine._note``); ``triggers``: the engine's. Raises on a question it does not know."""
+    return question_test(question, triggers)(blob)
+
+
+def question_test(question: tuple, triggers: Triggers):
+    """``ask_again``'s test for ``question``: a function of a file's bytes (built once, asked of
+    many files)."""
     kind = question[0]
     if kind == "triggers":
-        return triggers(blob)
+        return triggers
     if kind == "names":
-        return NameTest(dict(question[1]))(blob)
+        return NameTest(dict(question[1]))
     if kind == "found":
-        return NameTest(dict(question[1])).found(blob)
+        return NameTest(dict(question[1])).found
     if kind == "contains":
-        return question[1] in blob
+        return lambda blob, part=question[1]: part in blob
     if kind == "dotted":  # the module named after a dot (``pkg.main``, ``from .main``)
-        return re.search(rb"\." + re.escape(question[1].encode()) + rb"\b", blob) is not None
+        search = re.compile(rb"\." + re.escape(question[1].encode()) + rb"\b").search
+        return lambda blob: search(blob) is not None
     if kind == "may_hold":
-        return _may_hold_loader(blob, frozenset(question[1]))
+        return lambda blob, names=frozenset(question[1]): _may_hold_loader(blob, names)
     if kind == "headers":
-        return class_headers(blob)
+        return class_headers
     if kind == "attr":
-        return AttributeNamed(question[1])(blob)
+        return AttributeNamed(question[1])
     raise ValueError(f"unknown question {kind!r}")
 
 

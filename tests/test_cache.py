@@ -508,6 +508,36 @@ def test_an_edit_of_a_file_outside_the_analysis_reuses_the_findings_when_every_q
         edit_and_compare(tmp_path, used, "util.py", text, cutoff)
 
 
+def test_many_files_outside_the_analysis_edited_at_once_keep_the_findings(tmp_path, monkeypatch):
+    """A branch switched or a pull: more edited files than the early cutoff extracts facts for
+    (``MAX_CUTOFF_FILES``), all outside the analysis, keep the findings when every question is
+    answered alike; one of them gaining a trigger word means a full run."""
+    from dllint.engine import MAX_CUTOFF_FILES
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    models = [f"model_{k}.py" for k in range(MAX_CUTOFF_FILES + 4)]
+    for name in models:
+        (tmp_path / name).write_text("def forward(x):\n    return x * 2\n")
+    age(tmp_path)
+    used = spy_cutoff(monkeypatch)
+    fmt = ["--output-format", "json"]
+    reference = run(tmp_path, *fmt)
+    for k, name in enumerate(models):
+        (tmp_path / name).write_text(f"def forward(x):\n    return x * {k + 3}\n\n\nSCALE = {k}\n")
+    used.clear()
+    assert run(tmp_path, *fmt) == run(tmp_path, "--no-cache", *fmt) == reference
+    assert used == [True]
+    (tmp_path / models[-1]).write_text("from torch.utils.data import DataLoader\n\nloader = DataLoader([1], num_workers=2)\n")
+    for name in models[:-1]:
+        (tmp_path / name).write_text("def forward(x):\n    return x\n")
+    used.clear()
+    expected = run(tmp_path, "--no-cache", *fmt)
+    assert run(tmp_path, *fmt) == expected != reference
+    assert used == [False]
+
+
 def test_an_edit_that_changes_a_fix_but_no_fact_runs_in_full(tmp_path, monkeypatch):
     """The early cutoff asks each fix built from an edited file's text again (``Project.remember``
     replays): when the answer differs, the stored findings do not stand. (DL101's fix made to
