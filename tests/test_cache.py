@@ -507,6 +507,24 @@ def test_an_edit_of_a_file_outside_the_analysis_reuses_the_findings_when_every_q
     ):
         edit_and_compare(tmp_path, used, "util.py", text, cutoff)
 
+    def named(*extra: str) -> str:  # data.py alone, as a pre-commit hook names a staged file
+        old = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            result = CliRunner().invoke(cli, [*ARGS, "--output-format", "json", *extra, "data.py"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert result.exit_code in (0, 1), result.output
+        return result.output
+
+    (tmp_path / "util.py").write_text(util)  # (naming no ``.files``: its facts are not read)
+    named()
+    for text, cutoff in ((util + "\n\ndef thrice(x):\n    return [x, x, x]\n", True), (util + "\nfrom data import Images\n", False)):
+        (tmp_path / "util.py").write_text(text)
+        used.clear()
+        assert named() == named("--no-cache")
+        assert used == [cutoff], text
+
 
 def test_many_files_outside_the_analysis_edited_at_once_keep_the_findings(tmp_path, monkeypatch):
     """A branch switched or a pull: more edited files than the early cutoff extracts facts for
