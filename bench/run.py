@@ -182,36 +182,35 @@ def _code_names(data: bytes) -> set[str]:
     return names
 
 
-def pick_touch_file(root: str, dllint: list[str]) -> str | None:
-    """A file the pre-filter selects (the expensive kind of change): the largest one whose code
-    uses DataLoader or Dataset (a mention in a docstring alone does not get a file analysed)."""
-    best, best_size, fallback = None, -1, None
+def _python_sources(root: str):
+    """(path, bytes) of every .py file under ``root``, in a stable order (hidden folders skipped)."""
     for directory, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             if name.endswith(".py"):
                 path = os.path.join(directory, name)
                 with open(path, "rb") as fh:
-                    data = fh.read()
-                fallback = fallback or path
-                if len(data) > best_size and (b"DataLoader" in data or b"Dataset" in data):
-                    if {"DataLoader", "Dataset"} & _code_names(data):
-                        best, best_size = path, len(data)
+                    yield path, fh.read()
+
+
+def pick_touch_file(root: str, dllint: list[str]) -> str | None:
+    """A file the pre-filter selects (the expensive kind of change): the largest one whose code
+    uses DataLoader or Dataset (a mention in a docstring alone does not get a file analysed)."""
+    best, best_size, fallback = None, -1, None
+    for path, data in _python_sources(root):
+        fallback = fallback or path
+        if len(data) > best_size and (b"DataLoader" in data or b"Dataset" in data):
+            if {"DataLoader", "Dataset"} & _code_names(data):
+                best, best_size = path, len(data)
     return best or fallback
 
 
 def pick_other_file(root: str) -> str | None:
     """The largest file whose bytes name no Dataset, DataLoader or workers (a model, a utility)."""
     best, best_size = None, -1
-    for directory, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                with open(path, "rb") as fh:
-                    data = fh.read()
-                if len(data) > best_size and not any(w in data for w in (b"ataset", b"DataLoader", b"orker")):
-                    best, best_size = path, len(data)
+    for path, data in _python_sources(root):
+        if len(data) > best_size and not any(w in data for w in (b"ataset", b"DataLoader", b"orker")):
+            best, best_size = path, len(data)
     return best
 
 
