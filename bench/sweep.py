@@ -20,7 +20,8 @@ file that takes long.
   after a line of code is appended to it (``_dllint_sweep_edit = 1``: its facts change); then the
   same two edits to a random file naming neither (most often one the analysis leaves out: the
   early cutoff asks planning's questions of it again), and a third that makes it name
-  ``DataLoader`` in its code: each must print what a run without the cache prints for the same
+  ``DataLoader`` in its code; last, a random notebook as if run again (an output added): each
+  must print what a run without the cache prints for the same
   files (a stale or mixed-up cache entry). The times of the cold run and of the other file's code
   edit are summed over the repositories.
 - ``named``: ``--per-repo`` files of each repository (those naming ``Dataset`` or ``DataLoader``
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import random
 import shutil
@@ -135,6 +137,10 @@ def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dic
         edited = next((rel for rel, text in sources if b"DataLoader" in text or b"Dataset" in text), None)
         others = [rel for rel, text in sources if b"DataLoader" not in text and b"Dataset" not in text]
         other = rng.choice(others) if others else None
+        notebooks = sorted(
+            os.path.relpath(os.path.join(d, f), work) for d, dirs, names in os.walk(work) for f in names if f.endswith(".ipynb")
+        )
+        notebook = rng.choice(notebooks) if notebooks else None
         steps = [
             ("cold", None, None),
             ("warm", None, None),
@@ -143,13 +149,17 @@ def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dic
             ("other comment", other, b"\n# dllint sweep: a comment\n"),
             ("other code edit", other, b"\n_dllint_sweep_edit = 1\n"),
             ("other names DataLoader", other, b"\n_dllint_sweep_name = 'DataLoader'\n"),
+            ("notebook run again", notebook, _run_again),
         ]
         for label, target, append in steps:
             if append is not None:
                 if target is None:
                     continue
-                with open(os.path.join(work, target), "ab") as fh:
-                    fh.write(append)
+                if callable(append):
+                    append(os.path.join(work, target))
+                else:
+                    with open(os.path.join(work, target), "ab") as fh:
+                        fh.write(append)
             rc, out, err, seconds = dllint(own, cached, work)
             times[label] = seconds
             rc_n, out_n, _err_n, _ = dllint(own, [*CHECK, "."], work)
@@ -158,6 +168,20 @@ def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dic
             elif (rc, out) != (rc_n, out_n):
                 problems.append(f"{label}: output differs from a run without the cache")
     return problems, times
+
+
+def _run_again(path: str) -> None:
+    """A notebook as if run again: a stream output added to its first code cell (the JSON
+    rewritten; a notebook that is not JSON is left as it is)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            nb = json.load(fh)
+        cell = next(c for c in nb["cells"] if c.get("cell_type") == "code")
+        cell.setdefault("outputs", []).append({"name": "stdout", "output_type": "stream", "text": ["dllint sweep\n"]})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration):
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(nb, fh, indent=1)
 
 
 def _named_files(root: str, k: int, rng: random.Random) -> list[str]:

@@ -388,7 +388,7 @@ class Engine:
         names = _Names(layout, layout.shadowing())
         if cutoff_key is not None:
             # an edit that changes no fact: the last run's findings (see ``_cutoff``)
-            found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors)
+            found = self._cutoff(cutoff_key, cutoff_hashes, paths, names, data, entries, read_errors, seeded)
             if found is not None:
                 cache.store_result(result_key, found)
                 cache.save()
@@ -825,7 +825,7 @@ class Engine:
             out.update(fresh)
         return out
 
-    def _cutoff(self, key: str, hashes: bytes, paths: list[str], names, data, entries, read_errors):
+    def _cutoff(self, key: str, hashes: bytes, paths: list[str], names, data, entries, read_errors, seeded: bool = False):
         """The findings of the last whole run with the same inputs but a few edited files, when
         the edits changed none of their facts (an edited comment, a blank line at the end ...);
         else None. Early cutoff, as build systems do: a run's findings depend on a file's bytes
@@ -834,7 +834,9 @@ class Engine:
         verdicts then choose nothing: the run started from the files the last run analysed and
         added none, ``converged``), no rule read its text, and its facts, extracted again now,
         equal the stored ones exactly (types included: ``same_facts``). The new facts are stored
-        as any run stores them; a file whose facts changed means a full run."""
+        as any run stores them; a file whose facts changed means a full run. An edited file the
+        run did not analyse (a notebook too, in a whole run: its code cells) stands when the
+        questions the run asked of its bytes get the same answers again (``_same_observations``)."""
         cache = self.cache
         record = cache.load_cutoff(key, len(paths))
         if record is None:
@@ -850,13 +852,28 @@ class Engine:
         analysed_set, read_set = set(analysed_at), set(read_at)
         if not edited or len(edited) > MAX_CUTOFF_EDITS or sum(i in analysed_set for i in edited) > MAX_CUTOFF_FILES:
             return None
-        if any(i in read_set or paths[i].endswith(".ipynb") for i in edited):
+        if any(i in read_set or (paths[i].endswith(".ipynb") and (seeded or i in analysed_set)) for i in edited):
             return None
         tests: dict[int, object] = {}  # (each question's test, built once for all the files)
         extracted = 0
         for i in edited:
             path = paths[i]
             blob = self._read_into(path, data, entries, read_errors)
+            if path.endswith(".ipynb"):
+                # a notebook outside the analysis (its JSON: outputs run again, a cell edited): a
+                # whole run asked its questions of its code cells' Python; one whose facts a rule
+                # read, or whose cells cannot be read, means a full run
+                if blob is None or content_hash(b"ipynb" + content_hash(blob)) != part(hashes, i):
+                    return None
+                from dllint.notebook import NotebookError, notebook_python
+
+                try:
+                    code = notebook_python(blob)[0]
+                except NotebookError:
+                    return None
+                if self._same_observations(i, code, asked, tests) is not False:
+                    return None
+                continue
             if blob is None or content_hash(blob) != part(hashes, i):
                 return None
             if i not in analysed_set:

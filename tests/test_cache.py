@@ -526,6 +526,43 @@ def test_an_edit_of_a_file_outside_the_analysis_reuses_the_findings_when_every_q
         assert used == [cutoff], text
 
 
+def _notebook(*cells: tuple[str, str]) -> str:
+    """A notebook's JSON: (source, output text) per code cell, a markdown cell first."""
+    import json
+
+    def code(source: str, output: str) -> dict:
+        outputs = [{"name": "stdout", "output_type": "stream", "text": [output]}] if output else []
+        return {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": outputs, "source": source.splitlines(keepends=True)}
+
+    body = [{"cell_type": "markdown", "metadata": {}, "source": ["# plots\n"]}, *(code(*c) for c in cells)]
+    return json.dumps({"cells": body, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+def test_a_notebook_outside_the_analysis_run_again_keeps_the_findings(tmp_path, monkeypatch):
+    """A notebook without trigger words, run again (its outputs changed) or with a cell added,
+    keeps the whole run's findings: its questions are asked again of its code cells. One gaining
+    a DataLoader, and a notebook the run analyses, run in full."""
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    plot = "import math\nprint(math.pi)\n"
+    (tmp_path / "plots.ipynb").write_text(_notebook((plot, "3.14\n")))
+    age(tmp_path)
+    used = spy_cutoff(monkeypatch)
+    reference = run(tmp_path, "--output-format", "json")
+    for text, cutoff in (
+        (_notebook((plot, "3.14159\n")), True),  # run again: other outputs
+        (_notebook((plot, "3.14159\n"), ("print(2 * math.pi)\n", "")), True),  # a cell added
+        (_notebook((plot, ""), ("from torch.utils.data import DataLoader\nDataLoader([1], num_workers=2)\n", "")), False),
+        (_notebook((plot, "3\n"), ("from torch.utils.data import DataLoader\nDataLoader([1], num_workers=2)\n", "")), False),  # analysed
+        (_notebook((plot, "3.1\n")), False),  # (analysed by the last run)
+        # still analysed (a run starts from the files the last one analysed): in full
+        (_notebook((plot, "3.142\n")), False),
+    ):
+        edit_and_compare(tmp_path, used, "plots.ipynb", text, cutoff)
+    assert run(tmp_path, "--output-format", "json") == reference
+
+
 def test_many_files_outside_the_analysis_edited_at_once_keep_the_findings(tmp_path, monkeypatch):
     """A branch switched or a pull: more edited files than the early cutoff extracts facts for
     (``MAX_CUTOFF_FILES``), all outside the analysis, keep the findings when every question is
