@@ -373,7 +373,7 @@ class Engine:
                 repr(self.settings), self.prefilter, self.edits, sorted(target_set), sorted(enabled), sorted(explicit), "cutoff", "\0".join(paths),
                 names_workers,
             ])
-            cutoff_hashes = b"".join(entries[p][2] if p in entries else content_hash(b"ipynb" + notebook_hashes[p]) for p in paths)
+            cutoff_hashes = b"".join(entries[p][2] if p in entries else _notebook_part(notebook_hashes[p]) for p in paths)
         if result_key is not None:
             found = cache.load_result(result_key, len(paths))
             if found is not None:
@@ -859,12 +859,13 @@ class Engine:
         for i in edited:
             path = paths[i]
             blob = self._read_into(path, data, entries, read_errors)
-            if path.endswith(".ipynb"):
+            notebook = path.endswith(".ipynb")
+            if blob is None or (_notebook_part(content_hash(blob)) if notebook else content_hash(blob)) != part(hashes, i):
+                return None
+            if notebook:
                 # a notebook outside the analysis (its JSON: outputs run again, a cell edited): a
                 # whole run asked its questions of its code cells' Python; one whose facts a rule
                 # read, or whose cells cannot be read, means a full run
-                if blob is None or content_hash(b"ipynb" + content_hash(blob)) != part(hashes, i):
-                    return None
                 from dllint.notebook import NotebookError, notebook_python
 
                 try:
@@ -874,8 +875,6 @@ class Engine:
                 if self._same_observations(i, code, asked, tests) is not False:
                     return None
                 continue
-            if blob is None or content_hash(blob) != part(hashes, i):
-                return None
             if i not in analysed_set:
                 used = self._same_observations(i, blob, asked, tests)
                 if used is None:
@@ -1023,13 +1022,12 @@ class Engine:
         naming = [p for p in candidates if self._matches(p, test, test.key, data, entries, read_errors)]
         wanted: set[str] = set()
         blobs = {}
+        may_hold = ("may_hold", tuple(sorted(lookups.loader_classes)))
         for path in naming:
             blob = self._read_into(path, data, entries, read_errors)
             if blob is None:
                 continue
-            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or self._ask(
-                ("may_hold", tuple(sorted(lookups.loader_classes))), path, blob
-            ):
+            if self._matches(path, self.triggers, self.triggers.key, data, entries, read_errors) or self._ask(may_hold, path, blob):
                 wanted.add(path)
             else:
                 blobs[path] = blob
@@ -1163,6 +1161,11 @@ def question_test(question: tuple, triggers: Triggers):
     if kind == "attr":
         return AttributeNamed(question[1])
     raise ValueError(f"unknown question {kind!r}")
+
+
+def _notebook_part(raw_hash: bytes) -> bytes:
+    """A notebook's part of the early cutoff's hashes, from the content hash of its JSON."""
+    return content_hash(b"ipynb" + raw_hash)
 
 
 def _plain(answer):
