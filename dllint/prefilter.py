@@ -330,19 +330,16 @@ class NameTest:
         found = self._names_in(data)
         if not self.modules:
             return bool(found)
-        for name in found:
-            words = self.modules.get(name)
-            if words is None or any(w in data and has_word(data, w) for w in words):
-                return True
-        return False
+        return any(self._with_module_word(name, data) for name in found)
 
     def found(self, data: bytes) -> set[str]:
         """The names this test finds in ``data`` (each with one of its module words)."""
-        return {
-            name.decode()
-            for name in self._names_in(data)
-            if (words := self.modules.get(name)) is None or any(w in data and has_word(data, w) for w in words)
-        }
+        return {name.decode() for name in self._names_in(data) if self._with_module_word(name, data)}
+
+    def _with_module_word(self, name: bytes, data: bytes) -> bool:
+        """Whether ``data`` holds one of ``name``'s module words (a name without any: True)."""
+        words = self.modules.get(name)
+        return words is None or any(w in data and has_word(data, w) for w in words)
 
     def _names_in(self, data: bytes):
         """The names occurring in ``data`` as whole words (their module words not looked at)."""
