@@ -526,6 +526,9 @@ class Engine:
                 if cutoff_key is not None and not read_errors:
                     position = {p: i for i, p in enumerate(paths)}
                     asked = self._asked_record(facts, position)
+                    laid = sorted((position[p], notebook_digest(data[p], nb)) for p, nb in notebooks.items() if p in facts and p in position)
+                    if asked is not None and laid:  # (the analysed notebooks' cells: ``_cutoff``)
+                        asked.append((NOTEBOOK_QUESTION, laid))
                     if asked is not None and all(p in position for p in (*facts, *project.read, *(r[0] for r in project.replays))):
                         # (the files analysed, the files whose text a rule read, the questions
                         # asked of files' texts through Project.remember, the questions asked of
@@ -852,7 +855,9 @@ class Engine:
         analysed_set, read_set = set(analysed_at), set(read_at)
         if not edited or len(edited) > MAX_CUTOFF_EDITS or sum(i in analysed_set for i in edited) > MAX_CUTOFF_FILES:
             return None
-        if any(i in read_set or (paths[i].endswith(".ipynb") and (seeded or i in analysed_set)) for i in edited):
+        # (an analysed notebook's text, which a rule may have read, is the code of its cells:
+        # compared below)
+        if any((i in read_set and not (i in analysed_set and paths[i].endswith(".ipynb"))) or (paths[i].endswith(".ipynb") and seeded) for i in edited):
             return None
         tests: dict[int, object] = {}  # (each question's test, built once for all the files)
         extracted = 0
@@ -865,13 +870,20 @@ class Engine:
             if notebook:
                 # a notebook outside the analysis (its JSON: outputs run again, a cell edited): a
                 # whole run asked its questions of its code cells' Python; one whose facts a rule
-                # read, or whose cells cannot be read, means a full run
+                # read, or whose cells cannot be read, means a full run. An analysed notebook run
+                # again: its findings stand while its code (so its facts), the places of its cells
+                # and whether its JSON can be written back (``notebook_digest``) do
                 from dllint.notebook import NotebookError, notebook_python
 
                 try:
-                    code = notebook_python(blob)[0]
+                    code, nb = notebook_python(blob)
                 except NotebookError:
                     return None
+                if i in analysed_set:
+                    recorded = next((a for q, answers in asked if q == NOTEBOOK_QUESTION for a in answers if a[0] == i), None)
+                    if recorded is None or recorded[1] != notebook_digest(code, nb):
+                        return None
+                    continue
                 if self._same_observations(i, code, asked, tests) is not False:
                     return None
                 continue
@@ -1160,7 +1172,28 @@ def question_test(question: tuple, triggers: Triggers):
         return class_headers
     if kind == "attr":
         return AttributeNamed(question[1])
+    if kind == NOTEBOOK_QUESTION[0]:  # (of an analysed notebook's JSON)
+        from dllint.notebook import notebook_python
+
+        return lambda blob: notebook_digest(*notebook_python(blob))
     raise ValueError(f"unknown question {kind!r}")
+
+
+# what the early cutoff records of each analysed notebook (``notebook_digest``): a whole run's
+# findings there depend on its JSON beyond the code its cells make
+NOTEBOOK_QUESTION = ("notebook",)
+
+
+def notebook_digest(code: bytes, nb) -> str:
+    """What the findings of a whole run in an analysed notebook depend on besides the facts of
+    its code (``code``, the Python its cells make): that code and the cells' own text (IPython
+    lines as written), each code cell's place and shape (a finding's cell and line:
+    ``notebook.finalize``), whether it is a Python notebook, and whether its JSON can be written
+    back (a fix there is applied or only shown). Its outputs, execution counts and metadata are
+    not among them: a notebook run again keeps the last findings."""
+    cells = tuple((c.index, c.first_row, len(c.lines), c.list_source, c.trailing_newline) for c in nb.cells)
+    text = content_hash(nb.source_text.encode("utf-8", "surrogatepass"))  # (IPython lines as written)
+    return content_hash(repr((content_hash(code), text, cells, nb.python, nb.unwritable())).encode()).hex()
 
 
 def _notebook_part(raw_hash: bytes) -> bytes:

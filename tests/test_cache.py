@@ -541,7 +541,7 @@ def _notebook(*cells: tuple[str, str]) -> str:
 def test_a_notebook_outside_the_analysis_run_again_keeps_the_findings(tmp_path, monkeypatch):
     """A notebook without trigger words, run again (its outputs changed) or with a cell added,
     keeps the whole run's findings: its questions are asked again of its code cells. One gaining
-    a DataLoader, and a notebook the run analyses, run in full."""
+    a DataLoader, or losing it, runs in full."""
     (tmp_path / ".git").mkdir()
     for name, text in CUTOFF_PROJECT.items():
         (tmp_path / name).write_text(text)
@@ -554,13 +554,71 @@ def test_a_notebook_outside_the_analysis_run_again_keeps_the_findings(tmp_path, 
         (_notebook((plot, "3.14159\n")), True),  # run again: other outputs
         (_notebook((plot, "3.14159\n"), ("print(2 * math.pi)\n", "")), True),  # a cell added
         (_notebook((plot, ""), ("from torch.utils.data import DataLoader\nDataLoader([1], num_workers=2)\n", "")), False),
-        (_notebook((plot, "3\n"), ("from torch.utils.data import DataLoader\nDataLoader([1], num_workers=2)\n", "")), False),  # analysed
+        (_notebook((plot, "3\n"), ("from torch.utils.data import DataLoader\nDataLoader([1], num_workers=2)\n", "")), True),  # analysed, run again
         (_notebook((plot, "3.1\n")), False),  # (analysed by the last run)
-        # still analysed (a run starts from the files the last one analysed): in full
-        (_notebook((plot, "3.142\n")), False),
+        # still analysed (a run starts from the files the last one analysed), run again
+        (_notebook((plot, "3.142\n")), True),
     ):
         edit_and_compare(tmp_path, used, "plots.ipynb", text, cutoff)
     assert run(tmp_path, "--output-format", "json") == reference
+
+
+def test_an_analysed_notebook_run_again_keeps_its_findings(tmp_path, monkeypatch):
+    """A notebook the run analyses, run again (other outputs, execution counts, metadata), keeps
+    the whole run's findings, which show its cells: the code its cells make, their places and
+    its JSON's writability are as they were (``notebook_digest``). A markdown cell inserted
+    before the code (the finding's cell number moves), a code cell edited, and JSON that can no
+    longer be written back (the fix only shown) run in full, and so does a named file's run."""
+    import json
+
+    (tmp_path / ".git").mkdir()
+    for name, text in CUTOFF_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    loader = (
+        "import os\nfrom torch.utils.data import DataLoader\n"
+        "workers = int(os.environ.get('WORKERS', '0'))\n"
+        "loader = DataLoader(list(range(8)), num_workers=workers, persistent_workers=True)\n"
+    )
+    plot = "print(len(loader))\n"
+    (tmp_path / "train.ipynb").write_text(_notebook((loader, ""), (plot, "8\n")))
+    age(tmp_path)
+    used = spy_cutoff(monkeypatch)
+    reference = run(tmp_path, "--output-format", "json")
+    assert '"cell": 2' in reference and "DL304" in reference  # its finding, in its second cell
+    outputs = json.loads(_notebook((loader, "ok\n"), (plot, "8\n")))
+    outputs["cells"][1]["execution_count"] = 7
+    outputs["metadata"] = {"kernelspec": {"name": "python3"}}
+    moved = json.loads(_notebook((loader, ""), (plot, "8\n")))
+    moved["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": ["# training\n"]})
+    edited = _notebook((loader.replace("range(8)", "range(9)"), ""), (plot, "8\n"))
+    for text, cutoff in (
+        (_notebook((loader, ""), (plot, "9\n")), True),  # run again
+        (json.dumps(outputs, indent=1) + "\n", True),  # counts and metadata too
+        (json.dumps(moved, indent=1) + "\n", False),  # the finding is in cell 3 now
+        (json.dumps(moved, indent=1).replace('"8\\n"', '"10\\n"') + "\n", True),  # then run again
+        (edited, False),  # code edited
+        (edited.replace('"nbformat": 4', '"nbformat":  4'), False),  # JSON that cannot be written back
+    ):
+        edit_and_compare(tmp_path, used, "train.ipynb", text, cutoff)
+    assert "not applied" in run(tmp_path, "--output-format", "json")
+    (tmp_path / "train.ipynb").write_text(_notebook((loader, ""), (plot, "8\n")))
+    assert run(tmp_path, "--output-format", "json") == reference
+
+    def named(*extra: str) -> str:  # the notebook alone, as a pre-commit hook names it
+        old = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            result = CliRunner().invoke(cli, [*ARGS, "--output-format", "json", *extra, "train.ipynb"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert result.exit_code in (0, 1), result.output
+        return result.output
+
+    named()
+    (tmp_path / "train.ipynb").write_text(_notebook((loader, ""), (plot, "10\n")))
+    used.clear()
+    assert named() == named("--no-cache")
+    assert used == [False]
 
 
 def test_many_files_outside_the_analysis_edited_at_once_keep_the_findings(tmp_path, monkeypatch):
