@@ -20,7 +20,8 @@ file that takes long.
   after a line of code is appended to it (``_dllint_sweep_edit = 1``: its facts change); then the
   same two edits to a random file naming neither (most often one the analysis leaves out: the
   early cutoff asks planning's questions of it again), and a third that makes it name
-  ``DataLoader`` in its code; last, a random notebook as if run again (an output added): each
+  ``DataLoader`` in its code; last, a random notebook as if run again (an output added), and
+  one whose JSON names ``DataLoader`` (most likely analysed, its findings shown in its cells): each
   must print what a run without the cache prints for the same
   files (a stale or mixed-up cache entry). The times of the cold run and of the other file's code
   edit are summed over the repositories.
@@ -141,6 +142,9 @@ def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dic
             os.path.relpath(os.path.join(d, f), work) for d, dirs, names in os.walk(work) for f in names if f.endswith(".ipynb")
         )
         notebook = rng.choice(notebooks) if notebooks else None
+        # one building a DataLoader: most likely one the run analyses (its findings show its cells)
+        loading = [rel for rel in notebooks if b"DataLoader" in _read(os.path.join(work, rel))]
+        analysed = rng.choice(loading) if loading else None
         steps = [
             ("cold", None, None),
             ("warm", None, None),
@@ -150,6 +154,7 @@ def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dic
             ("other code edit", other, b"\n_dllint_sweep_edit = 1\n"),
             ("other names DataLoader", other, b"\n_dllint_sweep_name = 'DataLoader'\n"),
             ("notebook run again", notebook, _run_again),
+            ("DataLoader notebook run again", analysed, _run_again),
         ]
         for label, target, append in steps:
             if append is not None:
@@ -168,6 +173,14 @@ def sweep_cache(root: str, own: str, rng: random.Random) -> tuple[list[str], dic
             elif (rc, out) != (rc_n, out_n):
                 problems.append(f"{label}: output differs from a run without the cache")
     return problems, times
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def _run_again(path: str) -> None:
