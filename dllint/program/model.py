@@ -25,7 +25,7 @@ from dllint.program.loaders import Loaders
 from dllint.program.refs import ClassRef, FuncRef, Loader  # noqa: F401 (re-exported)
 from dllint.program.starts import Starts
 from dllint.program.symbols import MAX_RESOLVE_STEPS, Symbols
-from dllint.program.values import Values
+from dllint.program.values import NO_CYCLE, Values
 from dllint.program.workers import Workers
 
 
@@ -74,6 +74,16 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self._resolve_budget = MAX_RESOLVE_STEPS
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
+        # the value evaluator's state (dllint/program/values.py): its memo, the values being
+        # computed by nesting level, what is provisional on a cycle still open, and its budgets
+        self._val_memo: dict = {}
+        self._active: dict = {}
+        self._provisional: list = []
+        self._prov_low: dict = {}
+        self._low = NO_CYCLE
+        self._nesting = 0
+        self._calls_active = 0
+        self._bound_calls = 0
 
 
 def _with_import_root(facts: FileFacts) -> FileFacts:

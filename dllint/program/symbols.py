@@ -98,9 +98,10 @@ class Symbols:
         memo = self._resolve_memo
         found = memo.get(key)
         if found is not None:
-            self._missed(found[1])
-            if found[1] and not self._quiet and _depth == 0:
-                self.chains.add(("resolve", qualname, root))
+            if found[1]:
+                self._missed(found[1])
+                if not self._quiet and _depth == 0:
+                    self.chains.add(("resolve", qualname, root))
             return found[0]
         if _depth == 0:
             self._resolve_budget = MAX_RESOLVE_STEPS
@@ -122,8 +123,8 @@ class Symbols:
         """A question asked loudly by the planner or a rule, not inside another's computation."""
         # (a call being evaluated under its arguments is memoized as an answer in progress, but
         # its questions are asked as they were before calls were memoized: ``_call_function``)
-        active = self.__dict__.get("_active")
-        return not self._quiet and not self._deps and (not active or len(active) == self.__dict__.get("_calls_active", 0))
+        active = self._active
+        return not self._quiet and not self._deps and (not active or len(active) == self._calls_active)
 
     def _class_of(self, key):
         facts = self.files.get(key[0])

@@ -86,7 +86,7 @@ class Val:
         return not self.kinds
 
     def has(self, *kinds: str) -> bool:
-        return any(k in self.kinds for k in kinds)
+        return not self.kinds.isdisjoint(kinds)
 
 
 BOTTOM = Val(size=EMPTY)  # nothing known yet (a value under evaluation): neutral in joins and in sizes
@@ -209,7 +209,7 @@ def item_of(v: Val, i) -> Val:
     return UNKNOWN
 
 
-_NO_CYCLE = 1 << 30
+_NO_CYCLE = NO_CYCLE = 1 << 30  # (the low-link of a computation that read no value in progress)
 
 
 def _static(fn) -> bool:
@@ -776,36 +776,38 @@ class Values:
     # where the finished value will hold more): it is memoized only until the outermost value of
     # its cycle is finished, then forgotten and computed again when asked (Tarjan's low-link).
 
+    # (the state is the model's own attributes, set when it is built: ``ProgramModel.__init__``)
+
     def _memo_hit(self, memo, key) -> Val:
-        level = self._active_levels().get(key)
+        level = self._active.get(key)
         if level is None:
-            level = self.__dict__.get("_prov_low", {}).get(key)
-        if level is not None and level < self.__dict__.get("_low", _NO_CYCLE):
+            level = self._prov_low.get(key)
+        if level is not None and level < self._low:
             self._low = level
         return memo[key]
 
     def _active_levels(self) -> dict:
-        return self.__dict__.setdefault("_active", {})
+        return self._active
 
     def _memo_start(self, memo, key, tracked: bool = True) -> tuple[int, int, int]:
         """``tracked``: a value whose cycles matter (an attribute, a parameter); an expression
         re-entered while being evaluated (a recursion of the evaluator itself) just reads BOTTOM."""
         memo[key] = BOTTOM
-        active = self._active_levels()
+        active = self._active
         level = len(active) + 1
         if tracked:
             active[key] = level
-        saved = self.__dict__.get("_low", _NO_CYCLE)
+        saved = self._low
         self._low = _NO_CYCLE
-        return saved, len(self.__dict__.setdefault("_provisional", [])), level
+        return saved, len(self._provisional), level
 
     def _memo_finish(self, memo, key, result: Val, started: tuple[int, int, int]) -> Val:
         saved, mark, level = started
-        self._active_levels().pop(key, None)
+        self._active.pop(key, None)
         low = self._low
         memo[key] = result
         provisional = self._provisional
-        prov_low = self.__dict__.setdefault("_prov_low", {})
+        prov_low = self._prov_low
         if low < level:  # read a value of an enclosing computation still in progress
             provisional.append((memo, key))
             prov_low[key] = low
@@ -1186,11 +1188,11 @@ class Values:
     def _eval(self, ir, env, depth: int) -> Val:
         if depth > MAX_EVAL_DEPTH:
             return self._cut()
-        memo = self.__dict__.setdefault("_val_memo", {})
+        memo = self._val_memo
         key = (id(ir), env.key)
         if key in memo:
             return self._memo_hit(memo, key)
-        nesting = self.__dict__.get("_nesting", 0)
+        nesting = self._nesting
         if nesting == 0:  # an outermost evaluation: a full budget of calls (MAX_BOUND_CALLS)
             self._bound_calls = 0
         if nesting > MAX_NESTING:
@@ -1803,7 +1805,7 @@ class Values:
         met: set[str] = set()
         stack = self.__dict__.setdefault("_call_deps", [])
         stack.append(met)
-        self._calls_active = self.__dict__.get("_calls_active", 0) + 1
+        self._calls_active += 1
         started = self._memo_start(memo, key)
         try:
             result = self._bound_call(fnref, flow, callee_env, binding, depth)
@@ -1821,7 +1823,7 @@ class Values:
         return UNKNOWN
 
     def _bound_call(self, fnref, flow, callee_env, binding, depth) -> Val:
-        spent = self.__dict__.get("_bound_calls", 0)
+        spent = self._bound_calls
         if spent >= MAX_BOUND_CALLS:
             return self._cut()
         self._bound_calls = spent + 1
@@ -1835,7 +1837,7 @@ class Values:
         try:
             return self._returned(fnref, flow, callee_env, depth, True)
         finally:
-            memo = self.__dict__.get("_val_memo", {})
+            memo = self._val_memo
             for key in made.pop(callee_env.key):
                 memo.pop(key, None)
 
@@ -1882,7 +1884,7 @@ class Values:
             return BOTTOM
         guard.add(key)
         try:
-            memo = self.__dict__.setdefault("_val_memo", {})
+            memo = self._val_memo
             result = self._eval_node(ir, env, depth + 1)
             memo.pop(key, None)
             return result
