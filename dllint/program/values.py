@@ -106,30 +106,37 @@ def _join_opt(a, b):
 
 
 def join(a: Val, b: Val) -> Val:
-    if a.is_bottom:
+    # (the evaluator's most frequent step: set tests without intermediate sets, no calls for
+    # the absent parts)
+    ak = a.kinds
+    if not ak:  # (bottom)
         return b
-    if b.is_bottom or a is b:
+    bk = b.kinds
+    if not bk or a is b:
         return a
     # the size of a container is its length: when only one side is a container (the other a
     # table, a string, a number), the container's size is the size of the join
-    ca, cb = bool(a.kinds & SIZED), bool(b.kinds & SIZED)
-    if ca != cb and not ((b if ca else a).kinds & OPEN_KINDS):
+    ca, cb = not ak.isdisjoint(SIZED), not bk.isdisjoint(SIZED)
+    if ca != cb and (bk if ca else ak).isdisjoint(OPEN_KINDS):
         size, why = (a.size, a.why) if ca else (b.size, b.why)
     else:
-        size = a.size if _SIZE_RANK[a.size] >= _SIZE_RANK[b.size] else b.size
-        if {a.size, b.size} == {BOUNDED, DEDUP}:
+        sa, sb = a.size, b.size
+        size = sa if _SIZE_RANK[sa] >= _SIZE_RANK[sb] else sb
+        if (sa == BOUNDED and sb == DEDUP) or (sa == DEDUP and sb == BOUNDED):
             size = BOUNDED
-        why = a.why if size == a.size and a.why else b.why if size == b.size and b.why else a.why or b.why
+        why = a.why if size == sa and a.why else b.why if size == sb and b.why else a.why or b.why
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     device = None
     if a.device or b.device:
         device = "cuda" if a.device == b.device == "cuda" else "maybe"
+    ae, be = a.elem, b.elem
+    ak_, bk_ = a.key, b.key
     return Val(
-        a.kinds | b.kinds,
-        _join_opt(a.elem, b.elem),
-        _join_opt(a.key, b.key),
+        ak | bk,
+        be if ae is None else ae if be is None else join(ae, be),
+        bk_ if ak_ is None else ak_ if bk_ is None else join(ak_, bk_),
         items,
         size,
         why,
@@ -138,7 +145,7 @@ def join(a: Val, b: Val) -> Val:
         a.cls if a.cls is not None else b.cls,
         a.fn if a.fn is not None else b.fn,
         a.mode or b.mode,
-        _join_attrs(a.attrs, b.attrs),
+        None if a.attrs is None or b.attrs is None else _join_attrs(a.attrs, b.attrs),
     )
 
 
