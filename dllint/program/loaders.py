@@ -526,19 +526,30 @@ class Loaders:
     def imports_of(self, facts: FileFacts) -> frozenset[str]:
         """The project files a file imports, resolved as Python would (importing ``pkg.data``
         runs ``pkg/__init__.py`` first: parent packages count, the file's own included)."""
-        memo = self.__dict__.setdefault("_imports_memo", {})
+        memo = self.__dict__.get("_imports_memo")
+        if memo is None:
+            # a file's imports are a function of its facts and the layout: carried from the run's
+            # earlier planning models while the layout's version (changed with any module name)
+            # is the same (NeMo, a cold run: each of 6 models read them all again)
+            kept = self._carry.get("imports")
+            if kept is None or kept[0] is not self.layout or kept[1] != self.layout.version:
+                kept = self._carry["imports"] = (self.layout, self.layout.version, {})
+            memo = self.__dict__["_imports_memo"] = kept[2]
+        given = self._given.get(facts.path)
         found = memo.get(facts.path)
-        if found is None:
-            paths: set[str] = set()
-            own = facts.module if facts.is_package else facts.module.rpartition(".")[0]
-            for m in (*facts.imported_modules, *([own] if own else [])):
-                parts = m.split(".")
-                for i in range(1, len(parts) + 1):
-                    path = self.layout.find(".".join(parts[:i]), facts.root)
-                    if path:
-                        paths.add(path)
-            paths.discard(facts.path)
-            found = memo[facts.path] = frozenset(paths)
+        if found is not None and found[0] is given and given is not None:
+            return found[1]
+        paths: set[str] = set()
+        own = facts.module if facts.is_package else facts.module.rpartition(".")[0]
+        for m in (*facts.imported_modules, *([own] if own else [])):
+            parts = m.split(".")
+            for i in range(1, len(parts) + 1):
+                path = self.layout.find(".".join(parts[:i]), facts.root)
+                if path:
+                    paths.add(path)
+        paths.discard(facts.path)
+        found = frozenset(paths)
+        memo[facts.path] = (given, found)
         return found
 
     @cached_property
