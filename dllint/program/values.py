@@ -97,14 +97,6 @@ def val(*kinds: str, **kw) -> Val:
     return Val(frozenset(kinds), **kw)
 
 
-def _join_opt(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return join(a, b)
-
-
 def join(a: Val, b: Val) -> Val:
     # (the evaluator's most frequent step: set tests without intermediate sets, no calls for
     # the absent parts)
