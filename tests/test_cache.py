@@ -25,6 +25,19 @@ def run(work: Path, *extra: str) -> str:
     return output
 
 
+def run_named(work: Path, name: str, *extra: str) -> str:
+    """The JSON output of ``dllint check`` naming one file of ``work`` (as a pre-commit hook
+    names a staged file), not the folder."""
+    old = os.getcwd()
+    os.chdir(work)
+    try:
+        result = CliRunner().invoke(cli, [*ARGS, "--output-format", "json", *extra, name], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
 def age(root: Path, seconds: float = 10) -> None:
     """Backdate every file, as if written a while ago (files modified just now are never
     remembered by mtime and size, see RACY_NS)."""
@@ -508,14 +521,7 @@ def test_an_edit_of_a_file_outside_the_analysis_reuses_the_findings_when_every_q
         edit_and_compare(tmp_path, used, "util.py", text, cutoff)
 
     def named(*extra: str) -> str:  # data.py alone, as a pre-commit hook names a staged file
-        old = os.getcwd()
-        os.chdir(tmp_path)
-        try:
-            result = CliRunner().invoke(cli, [*ARGS, "--output-format", "json", *extra, "data.py"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
-        assert result.exit_code in (0, 1), result.output
-        return result.output
+        return run_named(tmp_path, "data.py", *extra)
 
     (tmp_path / "util.py").write_text(util)  # (naming no ``.files``: its facts are not read)
     named()
@@ -604,20 +610,10 @@ def test_an_analysed_notebook_run_again_keeps_its_findings(tmp_path, monkeypatch
     (tmp_path / "train.ipynb").write_text(_notebook((loader, ""), (plot, "8\n")))
     assert run(tmp_path, "--output-format", "json") == reference
 
-    def named(*extra: str) -> str:  # the notebook alone, as a pre-commit hook names it
-        old = os.getcwd()
-        os.chdir(tmp_path)
-        try:
-            result = CliRunner().invoke(cli, [*ARGS, "--output-format", "json", *extra, "train.ipynb"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
-        assert result.exit_code in (0, 1), result.output
-        return result.output
-
-    named()
+    run_named(tmp_path, "train.ipynb")  # the notebook alone, as a pre-commit hook names it
     (tmp_path / "train.ipynb").write_text(_notebook((loader, ""), (plot, "10\n")))
     used.clear()
-    assert named() == named("--no-cache")
+    assert run_named(tmp_path, "train.ipynb") == run_named(tmp_path, "train.ipynb", "--no-cache")
     assert used == [False]
 
 
