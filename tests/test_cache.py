@@ -591,6 +591,13 @@ def test_an_analysed_notebook_run_again_keeps_its_findings(tmp_path, monkeypatch
     used = spy_cutoff(monkeypatch)
     reference = run(tmp_path, "--output-format", "json")
     assert '"cell": 2' in reference and "DL304" in reference  # its finding, in its second cell
+    # what the run recorded of the notebook is what the cutoff asks again of its bytes
+    from dllint.engine import NOTEBOOK_QUESTION, ask_again
+
+    records = [serial.loads(p.read_bytes()) for p in (tmp_path / CACHE_DIR / "cutoff").iterdir() if p.is_file()]
+    recorded = [a for r in records for q, answers in r[6] if q == NOTEBOOK_QUESTION for a in answers]
+    raw = (tmp_path / "train.ipynb").read_bytes()
+    assert recorded and all(a[1] == ask_again(NOTEBOOK_QUESTION, raw, None) for a in recorded)
     outputs = json.loads(_notebook((loader, "ok\n"), (plot, "8\n")))
     outputs["cells"][1]["execution_count"] = 7
     outputs["metadata"] = {"kernelspec": {"name": "python3"}}
