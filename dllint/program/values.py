@@ -208,7 +208,7 @@ def item_of(v: Val, i) -> Val:
     return UNKNOWN
 
 
-_NO_CYCLE = NO_CYCLE = 1 << 30  # (the low-link of a computation that read no value in progress)
+NO_CYCLE = 1 << 30  # (the low-link of a computation that read no value in progress)
 
 
 def _static(fn) -> bool:
@@ -785,9 +785,6 @@ class Values:
             self._low = level
         return memo[key]
 
-    def _active_levels(self) -> dict:
-        return self._active
-
     def _memo_start(self, memo, key, tracked: bool = True) -> tuple[int, int, int]:
         """``tracked``: a value whose cycles matter (an attribute, a parameter); an expression
         re-entered while being evaluated (a recursion of the evaluator itself) just reads BOTTOM."""
@@ -797,7 +794,7 @@ class Values:
         if tracked:
             active[key] = level
         saved = self._low
-        self._low = _NO_CYCLE
+        self._low = NO_CYCLE
         return saved, len(self._provisional), level
 
     def _memo_finish(self, memo, key, result: Val, started: tuple[int, int, int]) -> Val:
@@ -815,7 +812,7 @@ class Values:
                 m.pop(k, None)
                 prov_low.pop(k, None)
             del provisional[mark:]
-            low = _NO_CYCLE
+            low = NO_CYCLE
         self._low = min(saved, low)
         return result
 
@@ -1369,7 +1366,7 @@ class Values:
             return val("method", fn=method, cls=env.self_cls)
         v = self.attr_value(env.self_cls, attr)
         if v.is_bottom:
-            active = self._active_levels()
+            active = self._active
             key = ("attr", env.self_cls.key, attr, False)
             if (
                 key in active and max(active, key=active.get) == key and self.__dict__.get("_looping") != key
@@ -1795,7 +1792,7 @@ class Values:
         after = self.__dict__.setdefault("_call_after", {})
         if key in memo:
             met_before, cut_at = after.get(key, (frozenset(), None))
-            if cut_at is None or depth >= cut_at or key in self._active_levels():  # (in progress: a cycle)
+            if cut_at is None or depth >= cut_at or key in self._active:  # (in progress: a cycle)
                 if cut_at is not None:
                     self._cut()  # what it holds was cut short here too
                 self._missed(met_before)
