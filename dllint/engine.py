@@ -526,9 +526,10 @@ class Engine:
                 if cutoff_key is not None and not read_errors:
                     position = {p: i for i, p in enumerate(paths)}
                     asked = self._asked_record(facts, position)
-                    laid = sorted((position[p], notebook_digest(data[p], nb)) for p, nb in notebooks.items() if p in facts and p in position)
-                    if asked is not None and laid:  # (the analysed notebooks' cells: ``_cutoff``)
-                        asked.append((NOTEBOOK_QUESTION, laid))
+                    if asked is not None:  # (the analysed notebooks' cells: ``_cutoff``)
+                        laid = sorted((position[p], notebook_digest(data[p], nb)) for p, nb in notebooks.items() if p in facts and p in position)
+                        if laid:
+                            asked.append((NOTEBOOK_QUESTION, laid))
                     if asked is not None and all(p in position for p in (*facts, *project.read, *(r[0] for r in project.replays))):
                         # (the files analysed, the files whose text a rule read, the questions
                         # asked of files' texts through Project.remember, the questions asked of
@@ -880,8 +881,8 @@ class Engine:
                 except NotebookError:
                     return None
                 if i in analysed_set:
-                    recorded = next((a for q, answers in asked if q == NOTEBOOK_QUESTION for a in answers if a[0] == i), None)
-                    if recorded is None or recorded[1] != notebook_digest(code, nb):
+                    laid = next((answers for q, answers in asked if q == NOTEBOOK_QUESTION), ())
+                    if _answer_of(laid, i) != notebook_digest(code, nb):  # (none recorded: never equal)
                         return None
                     continue
                 if self._same_observations(i, code, asked, tests) is not False:
@@ -921,7 +922,7 @@ class Engine:
             if kind in _ASKED_OF_ALL:
                 old = i in answers
             else:
-                old = next((a[1] for a in answers if type(a) is tuple and a[0] == i), _NOT_ASKED)
+                old = _answer_of(answers, i)
                 if old is _NOT_ASKED:
                     continue
             try:
@@ -1143,6 +1144,11 @@ class _Names:
 # answers are kept for the files they were asked of (``_cutoff``)
 _ASKED_OF_ALL = ("triggers", "names", "attr")
 _NOT_ASKED = object()
+
+
+def _answer_of(answers: list, i: int):
+    """File ``i``'s answer among a recorded question's (index, answer) pairs, or _NOT_ASKED."""
+    return next((a[1] for a in answers if type(a) is tuple and a[0] == i), _NOT_ASKED)
 
 
 def ask_again(question: tuple, blob: bytes, triggers: Triggers):
