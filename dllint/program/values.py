@@ -142,8 +142,7 @@ def join(a: Val, b: Val) -> Val:
 
 
 def _join_attrs(a, b):
-    if a is None or b is None:
-        return None
+    """The named parts of two record-like values, both known (``join`` keeps None otherwise)."""
     merged = dict(a)
     for k, v in b:
         merged[k] = join(merged[k], v) if k in merged else v
