@@ -831,29 +831,38 @@ def test_a_loader_helpers_worker_count_is_what_the_calls_passing_a_class_pass():
 
 
 def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
-    # planning builds a model per round on more files; each file's calls, resolved by an
+    # planning builds a model per round on more files; each function's calls, resolved by an
     # earlier model, are kept only while none of the files they met unparsed is parsed since
-    # (``a.py`` calls ``b.Ds``: first unparsed, then parsed) and no module name changed
-    a = extract("/p/a.py", "a", "/p", False, b"from b import Ds, make\ndef run(p):\n    return make(Ds(p))\n")
+    # (``a.run`` calls ``b.Ds``: first unparsed, then parsed; ``a.again`` calls only ``a.run``:
+    # kept) and no module name changed
+    a = extract("/p/a.py", "a", "/p", False, b"from b import Ds, make\ndef run(p):\n    return make(Ds(p))\ndef again(p):\n    return run(p)\n")
     b = extract("/p/b.py", "b", "/p", False, b"class Ds:\n    def __init__(self, p):\n        self.p = p\ndef make(ds):\n    return ds\n")
     c = extract("/p/c.py", "c", "/p", False, b"from b import make\nmake(None)\n")
     layout = Layout.from_facts({f.path: f for f in (a, b, c)})
     carry: dict = {}
     first = ProgramModel({a.path: a, c.path: c}, Settings(), layout, carry)
     first.call_sites(first.resolve("a.run", "/p"))
-    assert sorted(carry["call_index"][1]) == ["/p/a.py", "/p/c.py"]
-    assert "/p/b.py" in carry["call_index"][1]["/p/a.py"][2]  # what it met unparsed
-    kept = carry["call_index"][1]["/p/c.py"][1]
+    store = carry["call_index"][1]
+    assert sorted(store) == ["/p/a.py", "/p/c.py"]
+
+    def part(path, fn):  # (entries, files met unparsed) of one function (None: the module's code)
+        given, flows, parts = store[path]
+        return parts[[f.qualname if f is not None else None for f, _ in flows].index(fn)]
+
+    assert "/p/b.py" in part("/p/a.py", "a.run")[1]  # what it met unparsed
+    assert part("/p/a.py", "a.again")[1] == frozenset()
+    kept_c, kept_again = part("/p/c.py", None), part("/p/a.py", "a.again")
     second = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout, carry)
     fresh = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout)
 
     def sites(model, name):
         return sorted((env.key, row) for env, _, _, row, _ in model.call_sites(model.resolve(name, "/p")))
 
-    for name in ("b.Ds.__init__", "b.make"):
+    for name in ("b.Ds.__init__", "b.make", "a.run"):
         assert sites(second, name) == sites(fresh, name)
     assert [e[0] for e in sites(second, "b.make")] == [("/p/a.py", "a.run", None, None), ("/p/c.py", None, None, None)]
-    assert carry["call_index"][1]["/p/c.py"][1] is not kept  # it met b.py unparsed: resolved again
+    assert part("/p/c.py", None) is not kept_c  # it met b.py unparsed: resolved again
+    assert part("/p/a.py", "a.again") is kept_again  # it met nothing unparsed: kept
     layout.rename("/p/c.py", ModuleName("pkg.c", "/", False))  # a module name changed: nothing is kept
     third = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout, carry)
     before = carry["call_index"]

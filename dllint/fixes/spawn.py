@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.context import FUNC_TYPES, is_main_guard_test
+from dllint.facts.context import FUNC_TYPES, is_main_guard_test, node_fields
 from dllint.notebook import is_notebook
 from dllint.program.refs import ClassRef, FuncRef
 from dllint.textutil import display_path
@@ -34,24 +34,40 @@ def import_time_work(ctx) -> dict | None:
     loops = False
     calls: set[str] = set()
     stack = list(ctx.tree.body)
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        node = stack.pop()
-        if isinstance(node, (*FUNC_TYPES, ast.ClassDef, ast.Lambda)):
+        node = pop()
+        kind = type(node)
+        if kind in _NOT_RUN:
             continue
-        if isinstance(node, ast.If) and is_main_guard_test(node.test):
-            stack.extend(node.orelse)
+        if kind is ast.If and is_main_guard_test(node.test):
+            extend(node.orelse)
             continue
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        if kind in _LOOPS:
             loops = True
-        elif isinstance(node, ast.Call):
+        elif kind is ast.Call:
             name = ctx.call_name(node)
             if name:
                 calls.add(name)
-        stack.extend(ast.iter_child_nodes(node))
+        # (the children, in any order: what is collected is a set)
+        for field, many in node_fields(kind):
+            value = getattr(node, field, None)
+            if value is None:
+                continue
+            if many is True:
+                extend([item for item in value if item is not None])
+            elif many is False or isinstance(value, ast.AST):
+                push(value)
+            elif isinstance(value, list):
+                extend([item for item in value if isinstance(item, ast.AST)])
     if not loops and not calls:
         return None
     return {"loops": loops, "calls": tuple(sorted(calls))}
 
+
+# (the node types ``ast.parse`` makes are never subclassed: their exact type is tested)
+_NOT_RUN = frozenset({*FUNC_TYPES, ast.ClassDef, ast.Lambda})  # bodies that do not run at import
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 
 
 def spawn_blocker(model, loader, work_of) -> str | None:

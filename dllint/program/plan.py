@@ -363,13 +363,49 @@ def _dataset_words(model, keep) -> tuple[set, set]:
     return datasets, {key[1].rpartition(".")[2] for key in datasets}
 
 
-def _project_calls(model):
-    """(facts, function or None for module code, its flow, call) for every call in the files."""
-    for facts in model.files.values():
-        for fn in (None, *facts.functions.values()):
-            flow = facts.flow if fn is None else fn.flow
-            for call in flow.calls if flow is not None else ():
-                yield facts, fn, flow, call
+def _planned_calls(model, facts) -> tuple[list, list]:
+    """What the planner's scans of a file's calls look at, computed from its facts alone and
+    carried through the run's planning models while its facts are the same object (each round
+    scanned every call of every file again: NeMo's cold run, 22,000 calls a round):
+    ([(function or None, kind, target, the global names the arguments name)] of the ``self`` and
+    ``ref`` calls passing any (``_class_receivers``), [(function or None, flow, kind, target,
+    args, kwargs, the names the call may call; None: a ``self.x(...)`` call of a method, which
+    the model answers)] of the calls that may build a class (``_argument_modules``)), in source
+    order."""
+    store = model._carry.setdefault("planned_calls", {})
+    found = store.get(facts.path)
+    if found is not None and found[0] is facts:
+        return found[1], found[2]
+    receivers: list = []
+    builds: list = []
+    for fn in (None, *facts.functions.values()):
+        flow = facts.flow if fn is None else fn.flow
+        for kind, target, args, kwargs, _row in flow.calls if flow is not None else ():
+            if kind == "self" or kind == "ref":
+                passed = [q for a in (*args, *(v for _, v in kwargs)) for q in _named(a, flow)]
+                if passed:
+                    receivers.append((fn, kind, target, passed))
+            if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
+                builds.append((fn, flow, kind, target, args, kwargs, called_names(flow, facts, target)))
+            elif kind == "self":
+                if fn is not None and fn.cls is not None and fn.cls in facts.classes:
+                    builds.append((fn, flow, kind, target, args, kwargs, None))
+            elif kind == "ref":
+                builds.append((fn, flow, kind, target, args, kwargs, [target]))
+    store[facts.path] = (facts, receivers, builds)
+    return receivers, builds
+
+
+def _named(ir, flow, depth=0) -> list[str]:
+    """The global names an argument names: a class (``GraphDataset``), an instance built of one
+    (``VQADataset(path)``), or a local holding either."""
+    if ir[:1] == ("g",):
+        return [ir[1]]
+    if ir[:1] == ("c",) and ir[1][:1] == ("g",):
+        return [ir[1][1]]
+    if ir[:1] in (("n",), ("nk",)) and depth == 0:
+        return [q for v in flow.locals.get(ir[1], ()) for q in _named(v, flow, 1)]
+    return []
 
 
 def _class_receivers(model, keep) -> None:
@@ -378,25 +414,14 @@ def _class_receivers(model, keep) -> None:
     ``utils.prepare_eval_samples(VQADataset(path), n)``, directly or through a local): their
     files hold the loaders that decide how the class runs. Resolving them loudly records the
     unparsed files (a helper module, a base class's module)."""
-
-    def named(ir, flow, depth=0):
-        if ir[:1] == ("g",):
-            return [ir[1]]
-        if ir[:1] == ("c",) and ir[1][:1] == ("g",):
-            return [ir[1][1]]
-        if ir[:1] in (("n",), ("nk",)) and depth == 0:
-            return [q for v in flow.locals.get(ir[1], ()) for q in named(v, flow, 1)]
-        return []
-
     with model.quietly():
         datasets, words = _dataset_words(model, keep)
         found = []
-        for facts, fn, flow, (kind, target, args, kwargs, _row) in _project_calls(model):
-            if kind not in ("self", "ref"):
-                continue
-            passed = [q for a in (*args, *(v for _, v in kwargs)) for q in named(a, flow) if q.rpartition(".")[2] in words]
-            if any(getattr(model.resolve(q, facts.root), "key", None) in datasets for q in passed):
-                found.append((facts, fn, kind, target))
+        for facts in list(model.files.values()):
+            for fn, kind, target, passed in _planned_calls(model, facts)[0]:
+                passed = [q for q in passed if q.rpartition(".")[2] in words]
+                if any(getattr(model.resolve(q, facts.root), "key", None) in datasets for q in passed):
+                    found.append((facts, fn, kind, target))
     with model.quietly(False):
         for facts, fn, kind, target in found:
             if kind == "ref":
@@ -416,26 +441,22 @@ def _argument_modules(model, keep) -> None:
     with model.quietly():
         datasets, words = _dataset_words(model, keep)
         sites = []
-        for facts, fn, flow, (kind, target, args, kwargs, _row) in _project_calls(model):
-            if kind == "local":  # ``dataset_cls(...)``: the classes the local may hold
-                targets = called_names(flow, facts, target)
-            elif kind == "self" and fn is not None and fn.cls is not None and fn.cls in facts.classes:
-                # ``self.dataset(...)`` with ``self.dataset = DATASETS[name]``
-                owner = ClassRef(facts, facts.classes[fn.cls])
-                if model.find_method(owner, target) is not None:
-                    continue
-                held = [c for c in model.held_classes(owner, target) if c.key in datasets]
-                if held:
-                    sites.append((facts, fn, flow, args, kwargs))
-                continue
-            else:
-                targets = [target] if kind == "ref" else []
-            for name in targets:
-                if name.rpartition(".")[2] in words:
-                    found = model.resolve(name, facts.root)
-                    if isinstance(found, ClassRef) and found.key in datasets:
+        for facts in list(model.files.values()):
+            for fn, flow, kind, target, args, kwargs, targets in _planned_calls(model, facts)[1]:
+                if targets is None:  # ``self.dataset(...)`` with ``self.dataset = DATASETS[name]``
+                    owner = ClassRef(facts, facts.classes[fn.cls])
+                    if model.find_method(owner, target) is not None:
+                        continue
+                    held = [c for c in model.held_classes(owner, target) if c.key in datasets]
+                    if held:
                         sites.append((facts, fn, flow, args, kwargs))
-                        break
+                    continue
+                for name in targets:
+                    if name.rpartition(".")[2] in words:
+                        found = model.resolve(name, facts.root)
+                        if isinstance(found, ClassRef) and found.key in datasets:
+                            sites.append((facts, fn, flow, args, kwargs))
+                            break
     with model.quietly(False):
         for facts, fn, flow, args, kwargs in sites:
             scope = FuncRef(facts, fn) if fn is not None else None
