@@ -10,7 +10,6 @@ loader is given); classifying an arbitrary class ("is this a Dataset?") is asked
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from functools import cached_property
 
 from dllint.model import FileFacts, FunctionFacts, Value
@@ -56,36 +55,18 @@ class Symbols:
         if not self._quiet:
             self.misses.update(paths)
 
-    @contextmanager
-    def _tracking(self):
+    def _tracking(self) -> "_Tracking":
         """Collects the unparsed files met by the computation inside (for its memo entry)."""
-        deps: set[str] = set()
-        self._deps.append(deps)
-        try:
-            yield deps
-        finally:
-            self._deps.pop()
-            for outer in self._deps:
-                outer.update(deps)
+        return _Tracking(self)
 
-    @contextmanager
-    def _chained(self, question: tuple):
+    def _chained(self, question: tuple) -> "_Chained":
         """The computation inside, when it meets unparsed files, is a question the planner asks
         again on the next model (``chains``, ``chase``)."""
-        before = len(self.misses)
-        yield
-        if len(self.misses) > before:
-            self.chains.add(question)
+        return _Chained(self, question)
 
-    @contextmanager
-    def quietly(self, quiet: bool = True):
+    def quietly(self, quiet: bool = True) -> "_Quietly":
         """Questions inside do not ask for unparsed files (``quiet=False``: they do again)."""
-        saved = self._quiet
-        self._quiet = 1 if quiet else 0
-        try:
-            yield
-        finally:
-            self._quiet = saved
+        return _Quietly(self, quiet)
 
     def resolve(self, qualname: str | None, root: str | None = None, _depth: int = 0):
         """-> ClassRef | FuncRef | FileFacts (a module) | str (an external name) | None.
@@ -421,3 +402,59 @@ class Symbols:
             return None
         cls = fn.file.classes.get(fn.fn.cls)
         return ClassRef(fn.file, cls) if cls else None
+
+
+# The model's context managers, as classes: entered about 100,000 times in a cold run of a large
+# project (resolutions, the call index, planning's scans), where a generator-based one cost
+# several times as much per use.
+
+
+class _Tracking:
+    __slots__ = ("model", "deps")
+
+    def __init__(self, model):
+        self.model = model
+
+    def __enter__(self) -> set[str]:
+        deps = self.deps = set()
+        self.model._deps.append(deps)
+        return deps
+
+    def __exit__(self, *exc) -> None:
+        stack = self.model._deps
+        stack.pop()
+        deps = self.deps
+        for outer in stack:
+            outer.update(deps)
+
+
+class _Chained:
+    __slots__ = ("model", "question", "before")
+
+    def __init__(self, model, question: tuple):
+        self.model = model
+        self.question = question
+
+    def __enter__(self) -> None:
+        self.before = len(self.model.misses)
+
+    def __exit__(self, kind, *exc) -> None:
+        # (as the generator it replaces: an exception inside records no chain)
+        if kind is None and len(self.model.misses) > self.before:
+            self.model.chains.add(self.question)
+
+
+class _Quietly:
+    __slots__ = ("model", "quiet", "saved")
+
+    def __init__(self, model, quiet: bool):
+        self.model = model
+        self.quiet = quiet
+
+    def __enter__(self) -> None:
+        model = self.model
+        self.saved = model._quiet
+        model._quiet = 1 if self.quiet else 0
+
+    def __exit__(self, *exc) -> None:
+        self.model._quiet = self.saved
