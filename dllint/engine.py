@@ -941,16 +941,21 @@ class Engine:
         """Follow the chains a round's questions were on when they met unparsed files (base
         classes, re-exports, values and worker code reaching into another file's function:
         ``ProgramModel.chase``), on cheap models of the files parsed so far: one file per link,
-        without a whole round of demands per link."""
+        without a whole round of demands per link. Each model takes the values the one before it
+        computed (``ProgramModel.carry_values``)."""
+        earlier = None
         for _ in range(MAX_ROUNDS):
             if not chains:
                 return
             model = ProgramModel(facts, self.settings, layout, carry)
+            if earlier is not None:
+                model.carry_values(earlier)
             new = self._parseable({p for p in model.chase(chains) if p not in facts}, explicit, data, entries, read_errors)
             chains = model.chains  # the questions that met the files parsed next: the rest ended
             if not new:
                 return
             facts.update(compute(new))
+            earlier = model
 
     def _parseable(self, paths, explicit, data, entries, read_errors) -> set[str]:
         """The files of ``paths`` to parse: not a type stub, and readable (read now if needed)."""

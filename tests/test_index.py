@@ -870,6 +870,29 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     assert carry["call_index"] is not before
 
 
+def test_a_model_of_the_chase_takes_the_values_the_one_before_computed(monkeypatch):
+    # planning's chase builds a model per file it parses and asks its questions again; each
+    # model takes the values the one before computed (``carry_values``) instead of computing
+    # every value again; a model that takes none computes them
+    from dllint.program.values import Values
+
+    a = extract("/p/a.py", "a", "/p", False, b"import os\nclass Ds:\n    def __init__(self, root):\n        self.items = sorted(os.listdir(root))\n")
+    b = extract("/p/b.py", "b", "/p", False, b"from a import Ds\nds = Ds('x')\n")
+    layout = Layout.from_facts({f.path: f for f in (a, b)})
+    first = ProgramModel({a.path: a}, Settings(), layout)
+    ds = first.resolve("a.Ds", "/p")
+    known = first.attr_value(ds, "items")
+    assert known.has("list")
+    computed: list = []
+    real = Values._apply_write
+    monkeypatch.setattr(Values, "_apply_write", lambda self, *args: computed.append(1) or real(self, *args))
+    second = ProgramModel({a.path: a, b.path: b}, Settings(), layout)
+    second.carry_values(first)
+    assert second.attr_value(second.resolve("a.Ds", "/p"), "items") is known and computed == []
+    fresh = ProgramModel({a.path: a, b.path: b}, Settings(), layout)
+    assert fresh.attr_value(fresh.resolve("a.Ds", "/p"), "items") == known and computed
+
+
 def test_a_class_keeping_a_file_open_is_a_reader_and_one_that_keeps_a_path_is_not():
     src = """
 import h5py

@@ -217,6 +217,37 @@ def test_what_a_loader_is_given_is_followed_link_by_link_not_a_round_per_file(tm
     assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
 
 
+def test_the_chase_hands_values_on_but_every_round_of_demands_starts_fresh(tmp_path, monkeypatch):
+    """The models of planning's chase take the values the model before computed
+    (``ProgramModel.carry_values``: a value that a file parsed since would change stays as it
+    was), so the chase only chooses which files are parsed sooner. The rounds of demands, which
+    decide when planning is over, are asked of models that take nothing: the files parsed are
+    those a fresh evaluation of every question needs, and the findings those of a run parsing
+    every file."""
+    from dllint.engine import Engine
+    from dllint.program.model import ProgramModel
+
+    takers, rounds = [], []
+    real_carry, real_demands = ProgramModel.carry_values, Engine._demands
+
+    def carry(self, earlier):
+        takers.append(self)
+        return real_carry(self, earlier)
+
+    def demands(self, index, *args, **kwargs):
+        rounds.append(index)
+        return real_demands(self, index, *args, **kwargs)
+
+    monkeypatch.setattr(ProgramModel, "carry_values", carry)
+    monkeypatch.setattr(Engine, "_demands", demands)
+    _write(tmp_path, HELPER_CHAIN)
+    analysis = _analyse(tmp_path)
+    assert takers and rounds  # (the chase ran, link by link)
+    assert not {id(m) for m in takers} & {id(m) for m in rounds}
+    assert {Path(p).name for p in analysis.project.files} == set(HELPER_CHAIN)
+    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
+
+
 def test_planning_that_does_not_settle_says_so(tmp_path, monkeypatch, demand_rounds):
     """Planning stops after ``MAX_ROUNDS`` rounds of demands. A run stopped there while a round
     still found files to parse says so: ``Analysis.notes``, printed by ``dllint check`` as a

@@ -815,6 +815,23 @@ class Values:
         self._low = min(saved, low)
         return result
 
+    # the memos of values a model of planning's chase hands to the next one (``carry_values``)
+    _CARRIED_MEMOS = ("_val_memo", "_attr_memo", "_param_memo", "_call_memo", "_call_after")
+
+    def carry_values(self, earlier) -> None:
+        """Take the values ``earlier`` computed: the model before this one in planning's chase
+        (the same run, fewer files). Without them each link of the chase computed every value
+        again (MONAI's cold run: one attribute's value, 0.67 s, on each of four links; 4.0 s of
+        6.9 in the chase). Taken as they are: a value the files parsed since would change (a
+        call into one of them, a call site in one) stays as it was, and a chain through it ends
+        here. The chase only parses sooner what the next round of demands would ask for; the
+        rounds are asked of models that take nothing, and planning ends when one asks for no
+        file (then a fresh evaluation of every question needs nothing more)."""
+        for name in self._CARRIED_MEMOS:
+            old = earlier.__dict__.get(name)
+            if old:
+                self.__dict__.setdefault(name, {}).update(old)
+
     def attr_writes(self, cls, attr: str, include_workers: bool = False) -> list:
         """[(FuncRef, write)] of the writes to ``self.<attr>`` in the class hierarchy, in MRO
         order (bases last) then source order. A method the workers run counts only when the
