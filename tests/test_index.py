@@ -846,7 +846,7 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     assert sorted(store) == ["/p/a.py", "/p/c.py"]
 
     def part(path, fn):  # (entries, files met unparsed) of one function (None: the module's code)
-        given, flows, parts = store[path]
+        _given, flows, parts = store[path]
         return parts[[f.qualname if f is not None else None for f, _ in flows].index(fn)]
 
     assert "/p/b.py" in part("/p/a.py", "a.run")[1]  # what it met unparsed
@@ -868,6 +868,41 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     before = carry["call_index"]
     third.call_sites(third.resolve("b.make", "/p"))
     assert carry["call_index"] is not before
+
+
+def test_the_planners_call_summaries_are_computed_once_per_file_facts():
+    # planning's scans of every call (which calls pass a class or build one) read per-file
+    # summaries of the calls, computed from a file's facts alone: the next planning model of the
+    # run reuses them while the file's facts are the same object, and a file parsed again (new
+    # facts) gets new ones
+    from dllint.program.plan import _planned_calls
+
+    src = b"from data import Images, build\nclass Trainer:\n    def fit(self):\n        return self.loader(Images('r'))\nds = build(Images)\nmaker = Images\nmaker('x')\n"
+    a = extract("/p/a.py", "a", "/p", False, src)
+    carry: dict = {}
+    first = ProgramModel({a.path: a}, Settings(), None, carry)
+    receivers, builds = _planned_calls(first, first.files[a.path])
+
+    def where(fn):
+        return fn.qualname if fn is not None else None
+
+    # (module code first, then each function; in source order)
+    assert [(where(r[0]), r[1], r[2], r[3]) for r in receivers] == [
+        (None, "ref", "data.build", ["data.Images"]),  # a class passed
+        ("a.Trainer.fit", "self", "loader", ["data.Images"]),  # an instance built of one
+    ]
+    assert [(where(b[0]), b[2], b[3], b[6]) for b in builds] == [
+        (None, "ref", "data.build", ["data.build"]),
+        (None, "ref", "a.maker", ["a.maker"]),
+        ("a.Trainer.fit", "self", "loader", None),  # ``self.loader(...)``: the model answers
+        ("a.Trainer.fit", "ref", "data.Images", ["data.Images"]),
+    ]
+    second = ProgramModel({a.path: a}, Settings(), None, carry)
+    assert _planned_calls(second, second.files[a.path])[0] is receivers
+    again = extract("/p/a.py", "a", "/p", False, src)
+    third = ProgramModel({again.path: again}, Settings(), None, carry)
+    assert _planned_calls(third, third.files[again.path])[0] is not receivers
+    assert _planned_calls(third, third.files[again.path])[0] == receivers
 
 
 def test_a_model_of_the_chase_takes_the_values_the_one_before_computed(monkeypatch):

@@ -373,8 +373,9 @@ def _planned_calls(model, facts) -> tuple[list, list]:
     the model answers)] of the calls that may build a class (``_argument_modules``)), in source
     order."""
     store = model._carry.setdefault("planned_calls", {})
+    given = model._given.get(facts.path)  # (the facts the engine holds: a script's copy is the model's)
     found = store.get(facts.path)
-    if found is not None and found[0] is facts:
+    if found is not None and found[0] is given and given is not None:
         return found[1], found[2]
     receivers: list = []
     builds: list = []
@@ -392,7 +393,7 @@ def _planned_calls(model, facts) -> tuple[list, list]:
                     builds.append((fn, flow, kind, target, args, kwargs, None))
             elif kind == "ref":
                 builds.append((fn, flow, kind, target, args, kwargs, [target]))
-    store[facts.path] = (facts, receivers, builds)
+    store[facts.path] = (given, receivers, builds)
     return receivers, builds
 
 

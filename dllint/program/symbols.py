@@ -55,16 +55,16 @@ class Symbols:
         if not self._quiet:
             self.misses.update(paths)
 
-    def _tracking(self) -> "_Tracking":
+    def _tracking(self) -> _Tracking:
         """Collects the unparsed files met by the computation inside (for its memo entry)."""
         return _Tracking(self)
 
-    def _chained(self, question: tuple) -> "_Chained":
+    def _chained(self, question: tuple) -> _Chained:
         """The computation inside, when it meets unparsed files, is a question the planner asks
         again on the next model (``chains``, ``chase``)."""
         return _Chained(self, question)
 
-    def quietly(self, quiet: bool = True) -> "_Quietly":
+    def quietly(self, quiet: bool = True) -> _Quietly:
         """Questions inside do not ask for unparsed files (``quiet=False``: they do again)."""
         return _Quietly(self, quiet)
 
@@ -410,7 +410,7 @@ class Symbols:
 
 
 class _Tracking:
-    __slots__ = ("model", "deps")
+    __slots__ = ("deps", "model")
 
     def __init__(self, model):
         self.model = model
@@ -429,7 +429,7 @@ class _Tracking:
 
 
 class _Chained:
-    __slots__ = ("model", "question", "before")
+    __slots__ = ("before", "model", "question")
 
     def __init__(self, model, question: tuple):
         self.model = model
