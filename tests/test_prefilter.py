@@ -377,6 +377,46 @@ def test_a_named_script_is_used_only_by_the_files_that_can_import_it(tmp_path):
     assert named.diagnostics == [d for d in whole.diagnostics if d.path == target]
 
 
+FOLDER_USERS = {
+    # script folders: a/utils.py defines a loader builder; files naming it with the word ``utils``
+    "a/utils.py": (
+        "from torch.utils.data import DataLoader\n\n\ndef make_loader(workers=2):\n"
+        "    loader = DataLoader(list(range(8)), num_workers=workers)\n    return [b for b in loader]\n"
+    ),
+    "a/train.py": "from utils import make_loader\n\nmake_loader(4)\n",  # its own folder's utils.py
+    "tools/run.py": "import a.utils\n\na.utils.make_loader(3)\n",  # through the module's folder
+    # b's own utils.py and make_loader; ``utils`` after a dot only in ``torch.utils``
+    "b/utils.py": "def make_loader():\n    return 1\n",
+    "b/unrelated.py": "import torch.utils.data\n\nfrom utils import make_loader\n\nmake_loader()\n",
+}
+
+
+def test_a_module_named_after_a_dot_means_its_folder_or_a_relative_import(tmp_path):
+    """A file naming what a named module defines is taken when it may import that module: by
+    its module name from its own roots (``a/train.py``: ``from utils import``), or after a dot
+    through the module's folder or relatively (``tools/run.py``: ``a.utils``; ``from .utils
+    import``). ``torch.utils`` names no project module: ``b/unrelated.py``, which imports its
+    own folder's ``utils.py``, is not parsed (any dot before ``utils`` took it). The named
+    module's findings are the whole run's."""
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine, question_test
+
+    for folder in ("a", "b", "tools"):
+        (tmp_path / folder).mkdir()
+    _write(tmp_path, FOLDER_USERS)
+    whole = _analyse(tmp_path)
+    target = str(tmp_path / "a" / "utils.py")
+    settings, root = load_configuration([target], None, Overrides(select=["ALL"]))
+    named = Engine(settings, root, jobs=1).analyse([target], enabled_codes(settings), explicit={target})
+    analysed = {Path(p).relative_to(tmp_path).as_posix() for p in named.project.files}
+    assert analysed == {"a/utils.py", "a/train.py", "tools/run.py"}
+    assert named.diagnostics == [d for d in whole.diagnostics if d.path == target]
+    dotted = question_test(("dotted", "utils", "pkg"), None)
+    assert [bool(dotted(b)) for b in (b"from .utils import f", b"from ..utils import f", b"import pkg.utils", b"x.pkg.utils.f()")] == [True] * 4
+    assert [bool(dotted(b)) for b in (b"import torch.utils.data", b"mypkg.utils", b"a.b.utils")] == [False] * 3
+
+
 def _asked_alike(engine, analysis) -> set[str]:
     """Checks that each answer the run recorded (Engine._note) for a file it did not analyse is
     what ``ask_again`` answers from the file's bytes, as the early cutoff asks it again; the kinds
