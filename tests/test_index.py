@@ -842,11 +842,11 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     carry: dict = {}
     first = ProgramModel({a.path: a, c.path: c}, Settings(), layout, carry)
     first.call_sites(first.resolve("a.run", "/p"))
-    store = carry["call_index"][1]
+    store = carry["call_index"][2]  # (layout, its version, path -> ...)
     assert sorted(store) == ["/p/a.py", "/p/c.py"]
 
     def part(path, fn):  # (entries, files met unparsed) of one function (None: the module's code)
-        _given, flows, parts = store[path]
+        _given, (flows, parts) = store[path]
         return parts[[f.qualname if f is not None else None for f, _ in flows].index(fn)]
 
     assert "/p/b.py" in part("/p/a.py", "a.run")[1]  # what it met unparsed

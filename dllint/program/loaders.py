@@ -529,16 +529,11 @@ class Loaders:
         memo = self.__dict__.get("_imports_memo")
         if memo is None:
             # a file's imports are a function of its facts and the layout: carried from the run's
-            # earlier planning models while the layout's version (changed with any module name)
-            # is the same (NeMo, a cold run: each of 6 models read them all again)
-            kept = self._carry.get("imports")
-            if kept is None or kept[0] is not self.layout or kept[1] != self.layout.version:
-                kept = self._carry["imports"] = (self.layout, self.layout.version, {})
-            memo = self.__dict__["_imports_memo"] = kept[2]
-        given = self._given.get(facts.path)
-        found = memo.get(facts.path)
-        if found is not None and found[0] is given and given is not None:
-            return found[1]
+            # earlier planning models (NeMo, a cold run: each of 6 models read them all again)
+            memo = self.__dict__["_imports_memo"] = self.carried_store("imports", on_layout=True)
+        found = self.kept(memo, facts.path)
+        if found is not None:
+            return found
         paths: set[str] = set()
         own = facts.module if facts.is_package else facts.module.rpartition(".")[0]
         for m in (*facts.imported_modules, *([own] if own else [])):
@@ -548,9 +543,7 @@ class Loaders:
                 if path:
                     paths.add(path)
         paths.discard(facts.path)
-        found = frozenset(paths)
-        memo[facts.path] = (given, found)
-        return found
+        return self.keep(memo, facts.path, frozenset(paths))
 
     @cached_property
     def _reverse_imports(self) -> dict[str, list[FileFacts]]:

@@ -41,7 +41,7 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self.files = {path: _with_import_root(files[path]) for path in sorted(files)}
         self._given = files
         # what the models of one run's planning hand on to the next (same layout, more files):
-        # answers about a file's own code that no file parsed since can change (``carried``)
+        # answers about a file's own code that no file parsed since can change (``carried_store``)
         self._carry = carry if carry is not None else {}
         self.settings = settings
         self.layout = layout if layout is not None else Layout.from_facts(self.files)
@@ -84,6 +84,37 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self._nesting = 0
         self._calls_active = 0
         self._bound_calls = 0
+
+
+    # ------------------------------------------------------------------ answers kept for the run
+
+    def carried_store(self, name: str, on_layout: bool = False) -> dict:
+        """The store of answers about single files that the run's planning models hand on
+        (path -> (the facts the engine holds for the file, the answer): ``kept``, ``keep``).
+        ``on_layout``: answers that depend on the layout too, dropped when it changes (a module
+        renamed: ``Layout.version``)."""
+        found = self._carry.get(name)
+        if on_layout:
+            if found is None or found[0] is not self.layout or found[1] != self.layout.version:
+                found = self._carry[name] = (self.layout, self.layout.version, {})
+            return found[2]
+        if found is None:
+            found = self._carry[name] = {}
+        return found
+
+    def kept(self, store: dict, path: str):
+        """The answer ``store`` holds for a file, while the engine holds the same facts object
+        for it (a file's facts do not change under a run; a script's model copy does, so the
+        engine's is the key); None otherwise."""
+        found = store.get(path)
+        if found is not None and found[0] is self._given.get(path) and found[0] is not None:
+            return found[1]
+        return None
+
+    def keep(self, store: dict, path: str, answer):
+        """``answer``, kept in ``store`` for the file (``kept``)."""
+        store[path] = (self._given.get(path), answer)
+        return answer
 
 
 def _with_import_root(facts: FileFacts) -> FileFacts:

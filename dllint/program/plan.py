@@ -372,11 +372,10 @@ def _planned_calls(model, facts) -> tuple[list, list]:
     args, kwargs, the names the call may call; None: a ``self.x(...)`` call of a method, which
     the model answers)] of the calls that may build a class (``_argument_modules``)), in source
     order."""
-    store = model._carry.setdefault("planned_calls", {})
-    given = model._given.get(facts.path)  # (the facts the engine holds: a script's copy is the model's)
-    found = store.get(facts.path)
-    if found is not None and found[0] is given and given is not None:
-        return found[1], found[2]
+    store = model.carried_store("planned_calls")
+    found = model.kept(store, facts.path)
+    if found is not None:
+        return found
     receivers: list = []
     builds: list = []
     for fn in (None, *facts.functions.values()):
@@ -393,8 +392,7 @@ def _planned_calls(model, facts) -> tuple[list, list]:
                     builds.append((fn, flow, kind, target, args, kwargs, None))
             elif kind == "ref":
                 builds.append((fn, flow, kind, target, args, kwargs, [target]))
-    store[facts.path] = (given, receivers, builds)
-    return receivers, builds
+    return model.keep(store, facts.path, (receivers, builds))
 
 
 def _named(ir, flow, depth=0) -> list[str]:

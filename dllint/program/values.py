@@ -980,28 +980,24 @@ class Values:
         # a function's calls as an earlier model of this run resolved them, while none of the
         # files its resolutions met unparsed has been parsed since and no module name has
         # changed: files are only added during planning, and an answer that met no unparsed file
-        # reads only parsed files, whose facts stay (path -> (facts, its functions: ``_flows``,
-        # [(entries, files met) or None, per function])). Per function, not per file: a file's
-        # other functions keep theirs (NeMo's cold run, the second build: 3,930 of 7,780
-        # functions again, where 512 of 633 files were)
-        kept = self._carry.get("call_index")
-        if kept is None or kept[0] != self.layout.version:
-            kept = self._carry["call_index"] = (self.layout.version, {})
-        store = kept[1]
+        # reads only parsed files, whose facts stay (path -> (its functions: ``_flows``,
+        # [(entries, files met) or None, per function]): ``carried_store``). Per function, not
+        # per file: a file's other functions keep theirs (NeMo's cold run, the second build:
+        # 3,930 of 7,780 functions again, where 512 of 633 files were)
+        store = self.carried_store("call_index", on_layout=True)
         files = self.files
         replayed: set[str] = set()
         for path, facts in files.items():
-            given = self._given.get(path)
-            found = store.get(path)
-            if found is None or found[0] is not given or given is None:
+            found = self.kept(store, path)
+            if found is None:
                 flows = _flows(facts)
-                found = store[path] = (given, flows, [None] * len(flows))
-            parts = found[2]
+                found = self.keep(store, path, (flows, [None] * len(flows)))
+            flows, parts = found
             for i, part in enumerate(parts):
                 if part is not None and (not part[1] or not any(p in files for p in part[1])):
                     replayed.update(part[1])
                 else:
-                    fn, flow = found[1][i]
+                    fn, flow = flows[i]
                     with self._tracking() as met:
                         entries = self._flow_calls(facts, fn, flow)
                     part = parts[i] = (entries, frozenset(met))
