@@ -24,7 +24,7 @@ from dllint.serial import same_facts
 from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, node_words, scan_job, subclasses_by_name
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
-from dllint.program.plan import demands, module_words
+from dllint.program.plan import demands, module_words, stored_values
 from dllint.project import Project
 from dllint.rules import all_rules
 from dllint.workers import init_worker
@@ -460,6 +460,11 @@ class Engine:
                 index = ProgramModel(facts, self.settings, layout, carry)
                 index.project_names_workers = names_workers
                 new = self._parseable(self._demands(index, data, facts, seen_names, entries, read_errors, focus), explicit, data, entries, read_errors)
+                if not new and focus is not None:
+                    # (a model of its own: the values it asks are not the answers the rules get)
+                    probe = ProgramModel(facts, self.settings, layout, carry)
+                    probe.project_names_workers = names_workers
+                    new = self._parseable(self._probe(probe, facts, data, entries, read_errors, focus), explicit, data, entries, read_errors)
                 if not new:
                     converged = True
                     break
@@ -957,6 +962,18 @@ class Engine:
             facts.update(compute(new))
             earlier = model
 
+    def _probe(self, index: ProgramModel, facts, data, entries, read_errors, focus) -> set[str]:
+        """The files with trigger words that the values the named files' Datasets store meet
+        unparsed (dllint/program/plan.py, ``stored_values``). A whole run parses every such file
+        whatever it asks; a named file's planning follows what its Datasets reach, not each
+        value's evidence (a list built by a function of another Dataset's file, through a
+        subclass's setup method), so those values are asked here, and the files with trigger
+        words they meet are parsed before the rules ask them."""
+        return {
+            p for p in stored_values(index, focus)
+            if p not in facts and self._matches(p, self.triggers, self.triggers.key, data, entries, read_errors)
+        }
+
     def _parseable(self, paths, explicit, data, entries, read_errors) -> set[str]:
         """The files of ``paths`` to parse: not a type stub, and readable (read now if needed)."""
         return {
@@ -977,6 +994,7 @@ class Engine:
                     for imported in index.imports_of(index.files[path]):
                         if imported not in facts and self._matches(imported, self.triggers, self.triggers.key, data, entries, read_errors):
                             new.add(imported)
+                new.update(p for p in self._reexporting(path, index.layout, data, entries, read_errors) if p not in facts)
         candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
         homes = lookups.homes
         for found, triggered in ((names, False), (used, True)):
@@ -996,6 +1014,25 @@ class Engine:
         if bases:
             new |= self._sibling_files(bases, lookups, candidates, index.layout, data, entries, read_errors)
         return new
+
+    def _reexporting(self, path: str, layout, data, entries, read_errors) -> list[str]:
+        """The ``__init__`` files of the packages holding a named module that import it (``from
+        .coco import Coco``, ``from .coco import *``, ``from data.coco import Coco``), and the
+        next one up while it imports that package in turn: its names are used through them
+        elsewhere (``from data import Coco``: dllint/program/plan.py, ``_reexports``), and a whole
+        run parses them when it resolves such a use. Found by their bytes (``dotted``); a package
+        not importing it is left alone: its imports would link importers a whole run does not
+        see (dllint/program/loaders.py, ``importers``)."""
+        out = []
+        own = os.path.splitext(os.path.basename(path))[0]
+        for init in _package_inits(path, layout):
+            blob = self._read_into(init, data, entries, read_errors)
+            folder = os.path.basename(os.path.dirname(init))
+            if blob is None or not self._ask(("dotted", own, folder), init, blob):
+                break
+            out.append(init)
+            own = folder
+        return out
 
     def _may_import(self, path: str, test: NameTest, homes: dict, layout, data, entries, read_errors) -> bool:
         """Whether ``path``, naming some of ``test``'s names, may use one from where it is defined
@@ -1247,6 +1284,20 @@ def _package_folder(path: str) -> str:
     if os.path.basename(path) == "__init__.py":
         folder = os.path.dirname(folder)
     return os.path.basename(folder)
+
+
+def _package_inits(path: str, layout) -> list[str]:
+    """The ``__init__.py`` files of the project packages holding a module, innermost first."""
+    out = []
+    folder = os.path.dirname(path)
+    if os.path.basename(path) == "__init__.py":
+        folder = os.path.dirname(folder)
+    while True:
+        init = os.path.join(folder, "__init__.py")
+        if init not in layout.files:
+            return out
+        out.append(init)
+        folder = os.path.dirname(folder)
 
 
 def _is_stub(path: str, explicit: set[str]) -> bool:

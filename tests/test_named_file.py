@@ -124,3 +124,151 @@ def test_a_notebook_put_aside_by_a_named_run_still_decides_a_fix(tmp_path):
     alone = make().analyse([data], enabled, None, {data})
     assert not any(p.endswith(".ipynb") for p in alone.project.files)  # not analysed, only read for the attribute
     assert {_key(d) for d in alone.diagnostics} == {_key(d) for d in whole.diagnostics if d.path == data}
+
+
+
+# Shapes public repositories showed a named run getting wrong (``python bench/focus_check.py
+# REPO --folders K``, the session of 2026-12-05, twelfth): evidence a whole run found in a third
+# file, a Dataset built through a registry or a chain of builders, Datasets their package
+# re-exports (by name, by a star import), a base class storing what a subclass's setup method
+# hands it. The whole run's findings are written out (``WHOLE``), so a named run agreeing with a
+# whole run that lost them fails too.
+CASES = {
+    # a Dataset's constructor builds a reader of another file, whose own constructor reads a
+    # list from a helper of a third file without trigger words
+    "reach": ({
+        "data/__init__.py": "",
+        "data/ds.py": (
+            "from torch.utils.data import Dataset\n\nfrom data.reader import Reader\n\n\n"
+            "class Audio(Dataset):\n    def __init__(self, scp):\n        self.items = Reader(scp).items\n\n"
+            "    def __len__(self):\n        return len(self.items)\n\n"
+            "    def __getitem__(self, i):\n        return self.items[i]\n"
+        ),
+        "data/reader.py": (
+            "from utils import util\n\n\nclass Reader:\n    def __init__(self, scp):\n"
+            "        self.index = util.read_scp(scp)\n        self.items = []\n"
+            "        for key in self.index:\n            self.items.append(self.index[key])\n"
+        ),
+        "utils/__init__.py": "",
+        "utils/util.py": (
+            "def read_scp(path):\n    out = {}\n    for line in open(path).readlines():\n"
+            "        key, value = line.split()\n        out[key] = value\n    return out\n"
+        ),
+        "train.py": (
+            "from torch.utils.data import DataLoader\n\nfrom data.ds import Audio\n\n\n"
+            "def main():\n    return DataLoader(Audio('mix.scp'), num_workers=4)\n"
+        ),
+    }, ["data/ds.py"]),
+    # a duck-typed Dataset built through a registry of classes, by a builder of its package
+    "registry": ({
+        "seg/__init__.py": (
+            "from .ade import ADE\n\nDATASETS = {'ade': ADE}\n\n\n"
+            "def get_dataset(name, **kwargs):\n    return DATASETS[name.lower()](**kwargs)\n"
+        ),
+        "seg/base.py": "class SegBase(object):\n    def __init__(self, root):\n        self.root = root\n\n    def __len__(self):\n        return 0\n",
+        "seg/ade.py": (
+            "import os\n\nfrom .base import SegBase\n\n\nclass ADE(SegBase):\n    def __init__(self, root='ade'):\n"
+            "        super().__init__(root)\n        self.images = sorted(os.listdir(root))\n\n"
+            "    def __getitem__(self, i):\n        return self.images[i]\n\n    def __len__(self):\n        return len(self.images)\n"
+        ),
+        "tools/train.py": (
+            "from torch.utils import data\n\nfrom seg import get_dataset\n\n\n"
+            "def main():\n    ds = get_dataset('ade', root='x')\n    return data.DataLoader(dataset=ds, num_workers=4)\n"
+        ),
+    }, ["seg/ade.py"]),
+    # a builder returning another file's builder's Dataset, re-exported by its package
+    "builders": ({
+        "mydata/__init__.py": "from .videoqa import build_videoqa\n",
+        "mydata/vqa.py": (
+            "import torch\nfrom torch.utils.data import Dataset\n\n\nclass VQA(Dataset):\n"
+            "    def __init__(self, path):\n        self.features = torch.load(path)\n\n"
+            "    def __len__(self):\n        return len(self.features)\n\n"
+            "    def __getitem__(self, i):\n        return self.features[i]\n\n\n"
+            "def build_vqa(path):\n    return VQA(path)\n"
+        ),
+        "mydata/videoqa.py": (
+            "from torch.utils.data import Dataset\n\nfrom mydata.vqa import build_vqa\n\n\n"
+            "class VideoQA(Dataset):\n    def __init__(self, path):\n        self.path = path\n\n"
+            "    def __len__(self):\n        return 1\n\n    def __getitem__(self, i):\n        return self.path\n\n\n"
+            "def build_videoqa(name, path):\n    if name == 'vqa':\n        return build_vqa(path)\n    return VideoQA(path)\n"
+        ),
+        "train.py": (
+            "from torch.utils.data import DataLoader\n\nfrom mydata import build_videoqa\n\n\n"
+            "def main():\n    return DataLoader(build_videoqa('vqa', 'f.pt'), num_workers=4)\n"
+        ),
+    }, ["mydata/vqa.py"]),
+    # Datasets re-exported by their package, one by name and one by a star import
+    "reexport": ({
+        "mydata/__init__.py": "from .coco import build_coco\nfrom .voc import *\n",
+        "mydata/coco.py": (
+            "import torch\nfrom torch.utils.data import Dataset\n\n\nclass Coco(Dataset):\n"
+            "    def __init__(self, path):\n        self.features = torch.load(path)\n\n"
+            "    def __len__(self):\n        return len(self.features)\n\n"
+            "    def __getitem__(self, i):\n        return self.features[i]\n\n\n"
+            "def build_coco(path):\n    return Coco(path)\n"
+        ),
+        "mydata/voc.py": (
+            "import os\n\n\nclass VOC(object):\n    def __init__(self, root):\n        self.names = sorted(os.listdir(root))\n\n"
+            "    def __len__(self):\n        return len(self.names)\n\n    def __getitem__(self, i):\n        return self.names[i]\n"
+        ),
+        "train.py": (
+            "from torch.utils.data import DataLoader\n\nfrom mydata import VOC, build_coco\n\n\n"
+            "def main():\n    a = DataLoader(build_coco('f.pt'), num_workers=4)\n"
+            "    b = DataLoader(VOC('root'), num_workers=4)\n    return a, b\n"
+        ),
+    }, ["mydata/coco.py", "mydata/voc.py"]),
+    # a base Dataset's method stores what a subclass's setup method hands it, a list another
+    # Dataset file's helper makes
+    "stored": ({
+        "data/__init__.py": "",
+        "data/base_dataset.py": (
+            "from torch.utils import data\n\n\nclass BaseDataset(data.Dataset):\n"
+            "    def init_index(self, paths):\n        self.counts = []\n        for p in paths:\n"
+            "            self.counts.append(len(p))\n\n    def __len__(self):\n        return len(self.counts)\n"
+        ),
+        "data/image_folder.py": (
+            "import os\n\nfrom torch.utils import data\n\n\ndef make_grouped(root):\n    out = []\n"
+            "    for folder, _dirs, files in os.walk(root):\n        out.append(sorted(files))\n    return out\n\n\n"
+            "class ImageFolder(data.Dataset):\n    def __init__(self, root):\n        self.root = root\n"
+        ),
+        "data/face_dataset.py": (
+            "from data.base_dataset import BaseDataset\nfrom data.image_folder import make_grouped\n\n\n"
+            "class FaceDataset(BaseDataset):\n    def initialize(self, root):\n"
+            "        self.paths = sorted(make_grouped(root))\n        self.init_index(self.paths)\n\n"
+            "    def __getitem__(self, i):\n        return self.paths[i], self.counts[i]\n"
+        ),
+        "train.py": (
+            "from torch.utils.data import DataLoader\n\nfrom data.face_dataset import FaceDataset\n\n\n"
+            "def main():\n    ds = FaceDataset()\n    ds.initialize('root')\n    return DataLoader(ds, num_workers=4)\n"
+        ),
+    }, ["data/base_dataset.py"]),
+}
+
+
+
+WHOLE = {
+    "reach": {"data/ds.py": [(8, "DL101", "`self.items` holds a list of str from the lines of a file (util.py:3)")]},
+    "registry": {"seg/ade.py": [(9, "DL101", "`self.images` holds a list of str from `os.listdir` (ade.py:9)")]},
+    "builders": {"mydata/vqa.py": [(7, "DL102", "`torch.load(path)` may be CUDA state kept on `self.features`: fails in forked workers")]},
+    "reexport": {
+        "mydata/coco.py": [(7, "DL102", "`torch.load(path)` may be CUDA state kept on `self.features`: fails in forked workers")],
+        "mydata/voc.py": [(6, "DL101", "`self.names` holds a list of str from `os.listdir` (voc.py:6)")],
+    },
+    "stored": {"data/base_dataset.py": [(6, "DL101", "`self.counts` holds a list of ints from `os.walk` (image_folder.py:8)")]},
+}
+
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_named_file_of_a_shape_real_repositories_showed(case, tmp_path):
+    files, named = CASES[case]
+    (tmp_path / ".git").mkdir()
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    make, targets, enabled = _engine(tmp_path)
+    whole = make().analyse(targets, enabled)
+    for rel in named:
+        found = [(d.span.row, d.code, d.message) for d in whole.diagnostics if d.path == str(tmp_path / rel)]
+        assert found == WHOLE[case][rel]
+    assert _compare(tmp_path, [str(tmp_path / rel) for rel in named])[0] == len(named)

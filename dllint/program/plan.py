@@ -22,9 +22,10 @@ Rounds repeat until nothing new is needed; the final model is then built once.
 
 from __future__ import annotations
 
+from dllint.names import canonical
 from dllint.program.loaders import option_read
 from dllint.program.refs import ClassRef, FuncRef
-from dllint.program.values import called_names
+from dllint.program.values import Env, called_names
 
 
 def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]], "Lookups"]:
@@ -67,7 +68,10 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             _device_modules(model, fn, cls)
         init = model.find_method(cls, "__init__")
         if init is not None:
-            _reach(model, [init], cls, focus)
+            # a Dataset of a named file, or deriving from a class of one: what its constructor
+            # reaches, as a whole run follows it (what it stores is reported in the named file);
+            # another connected one: a few calls deep
+            _reach(model, [init], cls, None if _derives_from_focus(model, cls, focus) else focus)
         _want(names, homes, cls.cls.name, module_words(cls.file.module), cls.file.path)
     _argument_modules(model, classes)
     _class_receivers(model, classes)
@@ -93,6 +97,10 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             for fn in facts.functions.values():
                 if fn.cls is None and not fn.nested:
                     _want(used, homes, fn.name, words, path)
+        # and by the names the parsed modules re-export them under (``from .coco import build``
+        # in a package's ``__init__``: its users write ``from pkg import build``)
+        for name, words, home in _reexports(model, focus):
+            _want(used, homes, name, words, home)
         _serving_siblings(model, focus, used, lookups)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
@@ -125,6 +133,23 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
             c.cls.name for c in model.classes() if not c.cls.local and model.is_loader_class(c.cls.qualname, c.file.root)
         )
     return set(model.misses), {k: frozenset(v) for k, v in names.items()}, {k: frozenset(v) for k, v in used.items()}, lookups
+
+
+def stored_values(model, focus: frozenset[str]) -> set[str]:
+    """The unparsed files met by the values the Datasets of the named files, and those deriving
+    from their classes, store on ``self`` (what the rules judge them by: a list of paths, a
+    handle, a generator), asked loudly."""
+    model.misses.clear()
+    with model.quietly():
+        datasets = [ref for ref in model.dataset_classes() if _derives_from_focus(model, ref, focus)]
+    with model.quietly(False):
+        for ref in datasets:
+            attrs = set()
+            for fn in model.hierarchy_methods(ref):
+                attrs.update(fn.fn.flow.writes)
+            for attr in sorted(attrs):
+                model.attr_value(ref, attr)
+    return set(model.misses)
 
 
 OPTION_WORDS = frozenset({"add_argument", "add_option", "set_defaults", "click", "DEFINE_integer"})
@@ -215,6 +240,14 @@ def _serving_siblings(model, focus: frozenset[str], used: dict, lookups: "Lookup
 FOCUS_CALL_DEPTH = 2
 
 
+def _derives_from_focus(model, cls, focus) -> bool:
+    """Whether ``cls`` or one of its bases is defined in a named file (False in a whole run)."""
+    if focus is None:
+        return False
+    with model.quietly():
+        return any(c.file.path in focus for c in model.mro(cls))
+
+
 def _reach(model, roots: list, bound, focus) -> dict:
     """What ``roots`` run. In a named file's analysis, only the files of the functions the roots
     call, and of the functions those call, are wanted (``FOCUS_CALL_DEPTH`` calls away: a helper
@@ -290,14 +323,17 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
                     classes.add(ref.key)
                 else:
                     others.append(ref)
-            scopes = {call.scope for call in facts.loaders}
+            # (a loader call's record is any call that may build one: the model decides which do)
+            scopes = {call.scope for call in facts.loaders if model.is_loader_class(call.callee, facts.root)}
             for fn in facts.functions.values():
                 if mine:
                     functions.add((facts.path, fn.qualname))
-                elif fn.calls:
+                elif fn.calls or fn.returns:
                     targets = [model.resolve(c.target, facts.root) for c in fn.calls if c.kind == "ref"]
                     builder = bool(fn.returns) and not fn.nested and fn.qualname not in scopes
                     keys = [t.key for t in targets if isinstance(t, (ClassRef, FuncRef))]
+                    if builder:
+                        keys += _registry_classes(model, facts, fn)
                     calls.append(((facts.path, fn.qualname), builder, keys, fn.cls))
         changed = True
         while changed:
@@ -307,6 +343,9 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
                     classes.add(ref.key)
                     changed = True
         datasets = {c.key for c in model.dataset_classes() if c.key in classes}
+        # (a class serving samples by duck typing is a Dataset once a loader is given it: one
+        # built through a builder the named file's analysis must find)
+        datasets |= {ref.key for ref in (*others, *_focus_classes(model, focus)) if ref.key in classes and _serves(model, ref)}
         changed = True
         while changed:
             changed = False
@@ -336,6 +375,69 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
                     loaders.add(id(loader))
                     callers.add((loader.file.path, loader.call.scope))
     return classes, functions, callers, loaders
+
+
+def _reexports(model, focus) -> list[tuple[str, set[str], str]]:
+    """(name, words of the package, path of its ``__init__``) for each parsed package binding by
+    import a class or function of a named file, or a name another such package binds (a chain of
+    packages), under that name: what its users import from it."""
+    defined = {}
+    for path in focus:
+        facts = model.files.get(path)
+        if facts is None:
+            continue
+        for cls in facts.classes.values():
+            if not cls.local:
+                defined[cls.qualname] = path
+        for fn in facts.functions.values():
+            if fn.cls is None and not fn.nested:
+                defined[fn.qualname] = path
+    out = []
+    changed = True
+    while changed:
+        changed = False
+        for facts in model.files.values():
+            if not facts.is_package:
+                continue
+            bound = [(name, canonical(target)) for name, target in facts.imports.items()]
+            for star in facts.star_imports:  # ``from .coco import *``: its public names
+                prefix = canonical(star) + "."
+                bound.extend(
+                    (q[len(prefix):], q) for q in list(defined)
+                    if q.startswith(prefix) and "." not in q[len(prefix):] and not q[len(prefix):].startswith("_")
+                )
+            for name, target in bound:
+                full = f"{facts.module}.{name}"
+                if full not in defined and target in defined:
+                    defined[full] = facts.path
+                    out.append((name, _import_words(facts.module, own=True), facts.path))
+                    changed = True
+    return out
+
+
+def _focus_classes(model, focus) -> list:
+    """The classes the named files define."""
+    return [ClassRef(model.files[p], c) for p in sorted(focus) if p in model.files for c in model.files[p].classes.values()]
+
+
+def _serves(model, ref) -> bool:
+    """Whether a class or one of its bases defines ``__getitem__`` or ``__iter__``."""
+    return any("__getitem__" in c.cls.methods or "__iter__" in c.cls.methods for c in model.mro(ref))
+
+
+def _registry_classes(model, facts, fn) -> list:
+    """The keys of the classes a function returns an instance of through a registry or a table
+    (``return DATASETS[name](**kwargs)``, ``{"ade": ADE20K, ...}[name](...)``): a builder of each,
+    though its calls name none of them."""
+    flow = fn.flow
+    if flow is None:
+        return []
+    keys = []
+    for ret in flow.returns:
+        if isinstance(ret, tuple) and ret[:1] == ("c",) and isinstance(ret[1], tuple) and ret[1][:1] == ("i",):
+            ref = FuncRef(facts, fn)
+            keys.extend(c.key for c in model.instance_classes(ret, Env(facts, ref, model.class_of(ref))))
+    return keys
 
 
 def _device_modules(model, fn: FuncRef, cls) -> None:
