@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import ModuleName, discover
 from dllint.facts.extract import decode_source, extract, parse
+from dllint.facts.flow import THREADS_OFF_WORDS
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, node_words, scan_job, subclasses_by_name
+from dllint.prefilter import AnyWord, AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, node_words, scan_job, subclasses_by_name
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
 from dllint.program.plan import demands, module_words, stored_values
@@ -30,6 +31,7 @@ from dllint.rules import all_rules
 from dllint.workers import init_worker
 
 WORKER_WORDS = WorkerWords()
+PROJECT_WIDE = AnyWord(THREADS_OFF_WORDS)  # (dllint/facts/flow.py)
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets", b"DataBase")
 PARALLEL_THRESHOLD = 8
 SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
@@ -996,6 +998,10 @@ class Engine:
                             new.add(imported)
                 new.update(p for p in self._reexporting(path, index.layout, data, entries, read_errors) if p not in facts)
         candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
+        if focus is not None and ("project-wide",) not in seen_names:
+            # the files of a signal one file gives the whole project (OpenCV's threads turned off)
+            seen_names[("project-wide",)] = True
+            new.update(p for p in candidates if self._matches(p, PROJECT_WIDE, PROJECT_WIDE.key, data, entries, read_errors))
         homes = lookups.homes
         for found, triggered in ((names, False), (used, True)):
             found = {n: w for n, w in found.items() if seen_names.get((n, triggered)) != w}
@@ -1187,7 +1193,7 @@ class _Names:
 # questions asked of every file planning considers (a file outside the analysis not recorded as
 # answering True answered False), so only the files answering True are kept; the others'
 # answers are kept for the files they were asked of (``_cutoff``)
-_ASKED_OF_ALL = ("triggers", "names", "attr")
+_ASKED_OF_ALL = ("triggers", "names", "attr", "any_of")
 _NOT_ASKED = object()
 
 
@@ -1214,6 +1220,8 @@ def question_test(question: tuple, triggers: Triggers):
         return NameTest(dict(question[1])).found
     if kind == "contains":
         return lambda blob, part=question[1]: part in blob
+    if kind == "any_of":
+        return AnyWord(question[1])
     if kind == "dotted":  # the module named after its package's folder (``pkg.main``) or relatively (``from .main``)
         name, package = re.escape(question[1].encode()), re.escape(question[2].encode())
         search = re.compile(rb"(?:(?<![\w.])\.+|\b" + package + rb"\.)" + name + rb"\b").search

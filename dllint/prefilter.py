@@ -223,6 +223,18 @@ class WorkerWords:
         return names_workers(data)
 
 
+class AnyWord:
+    """Whether a file's bytes hold one of ``words`` (asked of every file planning considers)."""
+
+    def __init__(self, words: tuple[bytes, ...]):
+        self.words = tuple(sorted(words))
+        self.question = ("any_of", self.words)
+        self.key = hashlib.blake2b(b"any_of v1\0" + b"\0".join(self.words), digest_size=8).digest()
+
+    def __call__(self, data: bytes) -> bool:
+        return any(w in data for w in self.words)
+
+
 class AttributeNamed:
     """Whether a file's bytes may name an attribute ``attr`` of some object (``x.attr``, ``x .
     attr``, ``x.\\<newline>attr``): the files outside the analysis that may use a Dataset's

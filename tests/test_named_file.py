@@ -131,7 +131,7 @@ def test_a_notebook_put_aside_by_a_named_run_still_decides_a_fix(tmp_path):
 # REPO --folders K``, the session of 2026-12-05, twelfth): evidence a whole run found in a third
 # file, a Dataset built through a registry or a chain of builders, Datasets their package
 # re-exports (by name, by a star import), a base class storing what a subclass's setup method
-# hands it. The whole run's findings are written out (``WHOLE``), so a named run agreeing with a
+# hands it, OpenCV's threads turned off by a file the Dataset's does not reach. The whole run's findings are written out (``WHOLE``), so a named run agreeing with a
 # whole run that lost them fails too.
 CASES = {
     # a Dataset's constructor builds a reader of another file, whose own constructor reads a
@@ -242,8 +242,22 @@ CASES = {
             "def main():\n    ds = FaceDataset()\n    ds.initialize('root')\n    return DataLoader(ds, num_workers=4)\n"
         ),
     }, ["data/base_dataset.py"]),
+    # OpenCV in worker code, its threads turned off by a module no one imports from the Dataset
+    "threads_off": ({
+        "data/__init__.py": "",
+        "data/images.py": (
+            "import os\n\nimport cv2\nfrom torch.utils.data import Dataset\n\n\nclass Images(Dataset):\n"
+            "    def __init__(self, root):\n        self.paths = sorted(os.listdir(root))\n\n"
+            "    def __len__(self):\n        return len(self.paths)\n\n"
+            "    def __getitem__(self, i):\n        return cv2.imread(self.paths[i])\n"
+        ),
+        "tools/env.py": "import cv2\n\n\ndef setup():\n    cv2.setNumThreads(0)\n",
+        "train.py": (
+            "from torch.utils.data import DataLoader\n\nfrom data.images import Images\n\n\n"
+            "def main():\n    return DataLoader(Images('root'), num_workers=4)\n"
+        ),
+    }, ["data/images.py"]),
 }
-
 
 
 WHOLE = {
@@ -255,8 +269,9 @@ WHOLE = {
         "mydata/voc.py": [(6, "DL101", "`self.names` holds a list of str from `os.listdir` (voc.py:6)")],
     },
     "stored": {"data/base_dataset.py": [(6, "DL101", "`self.counts` holds a list of ints from `os.walk` (image_folder.py:8)")]},
+    # (no DL204: a file of the project turns OpenCV's threads off)
+    "threads_off": {"data/images.py": [(9, "DL101", "`self.paths` holds a list of str from `os.listdir` (images.py:9)")]},
 }
-
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

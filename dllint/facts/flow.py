@@ -1002,11 +1002,17 @@ def _disables_threads(ctx, node) -> bool:
     return False
 
 
+# the words a file turning OpenCV's threads off holds: a signal of the whole project (one such file
+# counts for all: dllint/program/hazards.py, ``opencv_sites``), so a named file's run parses every
+# file holding one, as a whole run does (DL204's trigger words)
+THREADS_OFF_WORDS = (b"setNumThreads", b"OMP_NUM_THREADS")
+
+
 def file_signals(ctx) -> dict:
     """File-level signals: ``cv2_threads_off`` when the file turns OpenCV's threads off."""
     out = {}
     text = ctx.text
-    if ("setNumThreads" in text or "OMP_NUM_THREADS" in text) and any(
+    if any(w.decode() in text for w in THREADS_OFF_WORDS) and any(
         _disables_threads(ctx, node) for node in ctx.nodes(ast.Call, ast.Subscript, ast.Dict)
     ):
         out["cv2_threads_off"] = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from dllint.facts.flow import THREADS_OFF_WORDS
 from dllint.model import Diagnostic
 from dllint.rules.base import Rule, planned_fix
 
@@ -15,7 +16,7 @@ class OpencvThreadsInForkWorkers(Rule):
     default = False
     severity = "info"
     fix = "unsafe"
-    triggers = (b"setNumThreads", b"OMP_NUM_THREADS")
+    triggers = THREADS_OFF_WORDS
     summary = "OpenCV called in forked DataLoader workers without `cv2.setNumThreads(0)` (off by default)."
     docs = {
         "What it does": """
