@@ -1031,6 +1031,8 @@ class Engine:
         see (dllint/program/loaders.py, ``importers``)."""
         out = []
         own = os.path.splitext(os.path.basename(path))[0]
+        if own == "__init__":  # a package named: the packages above it import it by its folder's name
+            own = os.path.basename(os.path.dirname(path))
         for init in _package_inits(path, layout):
             blob = self._read_into(init, data, entries, read_errors)
             folder = os.path.basename(os.path.dirname(init))
