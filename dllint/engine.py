@@ -1286,22 +1286,23 @@ def _prefix_ignored(code: str, selectors: set[str]) -> bool:
     return any(sel == "ALL" or code.startswith(sel) for sel in selectors)
 
 
-def _package_folder(path: str) -> str:
-    """The name of the folder holding a module's file (``pkg`` for ``pkg/main.py``), or its
-    package's folder (``pkg/main/__init__.py``): what an import through the package writes before
-    the module's name."""
+def _holding_folder(path: str) -> str:
+    """The folder holding a module: its file's (``pkg`` for ``pkg/main.py``), or, for a package's
+    ``__init__.py``, the one holding the package (``pkg`` for ``pkg/main/__init__.py``)."""
     folder = os.path.dirname(path)
-    if os.path.basename(path) == "__init__.py":
-        folder = os.path.dirname(folder)
-    return os.path.basename(folder)
+    return os.path.dirname(folder) if os.path.basename(path) == "__init__.py" else folder
+
+
+def _package_folder(path: str) -> str:
+    """The name of the folder holding a module (``_holding_folder``): what an import through
+    the package writes before the module's name."""
+    return os.path.basename(_holding_folder(path))
 
 
 def _package_inits(path: str, layout) -> list[str]:
     """The ``__init__.py`` files of the project packages holding a module, innermost first."""
     out = []
-    folder = os.path.dirname(path)
-    if os.path.basename(path) == "__init__.py":
-        folder = os.path.dirname(folder)
+    folder = _holding_folder(path)
     while True:
         init = os.path.join(folder, "__init__.py")
         if init not in layout.files:

@@ -223,7 +223,7 @@ def _serving_siblings(model, focus: frozenset[str], used: dict, lookups: "Lookup
                 if cls.local or model.is_dataset(ref):
                     continue
                 for base in model.mro(ref)[1:]:
-                    if "__getitem__" in base.cls.methods or "__iter__" in base.cls.methods:
+                    if _serves_samples(base):
                         bases.add(base.key)
                         named.setdefault(base.cls.name, set()).update(module_words(base.file.module))
         if not bases:
@@ -312,6 +312,7 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
     - loaders: in the named files, in a caller, or given one of the connected Dataset classes."""
     classes: set = set()
     functions: set = set()
+    mine_refs: list[ClassRef] = []  # the named files' classes
     others: list[ClassRef] = []
     calls: list[tuple[tuple, bool, list, str | None]] = []
     with model.quietly():
@@ -321,6 +322,7 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
                 ref = ClassRef(facts, cls)
                 if mine:
                     classes.add(ref.key)
+                    mine_refs.append(ref)
                 else:
                     others.append(ref)
             # (a loader call's record is any call that may build one: the model decides which do)
@@ -345,7 +347,7 @@ def _connected(model, focus: frozenset[str]) -> tuple[set, set, set, set]:
         datasets = {c.key for c in model.dataset_classes() if c.key in classes}
         # (a class serving samples by duck typing is a Dataset once a loader is given it: one
         # built through a builder the named file's analysis must find)
-        datasets |= {ref.key for ref in (*others, *_focus_classes(model, focus)) if ref.key in classes and _serves(model, ref)}
+        datasets |= {ref.key for ref in (*others, *mine_refs) if ref.key in classes and _serves(model, ref)}
         changed = True
         while changed:
             changed = False
@@ -415,14 +417,14 @@ def _reexports(model, focus) -> list[tuple[str, set[str], str]]:
     return out
 
 
-def _focus_classes(model, focus) -> list:
-    """The classes the named files define."""
-    return [ClassRef(model.files[p], c) for p in sorted(focus) if p in model.files for c in model.files[p].classes.values()]
+def _serves_samples(ref) -> bool:
+    """Whether a class defines ``__getitem__`` or ``__iter__`` itself."""
+    return "__getitem__" in ref.cls.methods or "__iter__" in ref.cls.methods
 
 
 def _serves(model, ref) -> bool:
-    """Whether a class or one of its bases defines ``__getitem__`` or ``__iter__``."""
-    return any("__getitem__" in c.cls.methods or "__iter__" in c.cls.methods for c in model.mro(ref))
+    """Whether a class or one of its bases serves samples (``_serves_samples``)."""
+    return any(_serves_samples(c) for c in model.mro(ref))
 
 
 def _registry_classes(model, facts, fn) -> list:
@@ -433,10 +435,13 @@ def _registry_classes(model, facts, fn) -> list:
     if flow is None:
         return []
     keys = []
+    env = None
     for ret in flow.returns:
         if isinstance(ret, tuple) and ret[:1] == ("c",) and isinstance(ret[1], tuple) and ret[1][:1] == ("i",):
-            ref = FuncRef(facts, fn)
-            keys.extend(c.key for c in model.instance_classes(ret, Env(facts, ref, model.class_of(ref))))
+            if env is None:
+                ref = FuncRef(facts, fn)
+                env = Env(facts, ref, model.class_of(ref))
+            keys.extend(c.key for c in model.instance_classes(ret, env))
     return keys
 
 
