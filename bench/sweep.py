@@ -3,7 +3,7 @@ happen: an internal error or a warning (exit 2, text on standard error), a fix t
 that no longer parses, a cached run that prints what a run without the cache does not, a named
 file that takes long.
 
-    python bench/sweep.py REPOS_DIR [--mode check|fix|cache|named] [--compare DIR] [--dllint DIR]
+    python bench/sweep.py REPOS_DIR [--mode check|fix|cache|named|prefilter] [--compare DIR] [--dllint DIR]
                           [--min-files N] [--max-files N] [--per-repo K] [--slow S]
 
 - ``check`` (default): ``dllint check REPO --no-cache --select ALL`` on each repository. With
@@ -26,6 +26,11 @@ file that takes long.
   files (a stale or mixed-up cache entry). The times of the cold run and of the other file's code
   edit are summed over the repositories, and those of the notebook naming ``DataLoader`` run
   again beside the cold runs of the repositories holding one.
+- ``prefilter``: the run as users make it against one parsing every file (``--no-prefilter``):
+  the pre-filter and planning must not change a finding (docs/architecture.md). DL000 lines are
+  left out of the comparison: a syntax error in a file the run need not parse is not reported by
+  design (README, "not a syntax checker"). Each repository whose findings differ is listed with
+  the count of lines only one run prints, and the lines themselves with ``--show``.
 - ``named``: ``--per-repo`` files of each repository (those naming ``Dataset`` or ``DataLoader``
   first, one other), each checked alone with ``--no-cache``, as a pre-commit hook runs it; the
   runs over ``--slow`` seconds are listed.
@@ -101,6 +106,21 @@ def sweep_check(root: str, own: str, compare: str | None) -> tuple[list[str], di
         if (rc_b, out_b) != (rc, out):
             problems.append("output differs from --compare's")
     return problems, info
+
+
+def sweep_prefilter(root: str, own: str, show: bool) -> tuple[list[str], dict]:
+    rc, out, err, seconds = dllint(own, [*CHECK, "."], root)
+    problems = [f"exit {rc}: {err.strip()[:300]}"] if rc != 0 else ([f"stderr: {err.strip()[:300]}"] if err.strip() else [])
+    rc_a, out_a, err_a, seconds_a = dllint(own, [*CHECK, "--no-prefilter", "."], root, timeout=1800)
+    if rc_a != 0:
+        problems.append(f"--no-prefilter exit {rc_a}: {err_a.strip()[:300]}")
+    kept = [{line for line in text.splitlines() if line.split(" ", 2)[1:2] != ["DL000"]} for text in (out, out_a)]
+    only = sorted(kept[0] - kept[1]), sorted(kept[1] - kept[0])
+    if rc_a == 0 and (only[0] or only[1]):
+        problems.append(f"findings differ: {len(only[0])} only filtered, {len(only[1])} only with every file parsed")
+        if show:
+            problems += [f"  filtered:   {line}" for line in only[0]] + [f"  every file: {line}" for line in only[1]]
+    return problems, {"seconds": seconds, "every file": seconds_a}
 
 
 def sweep_fix(root: str, own: str) -> tuple[list[str], dict]:
@@ -222,12 +242,13 @@ def sweep_named(root: str, own: str, k: int, slow: float, rng: random.Random) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repos_dir")
-    parser.add_argument("--mode", choices=("check", "fix", "cache", "named"), default="check")
+    parser.add_argument("--mode", choices=("check", "fix", "cache", "named", "prefilter"), default="check")
     parser.add_argument("--compare", help="another dllint's folder (holding dllint/): outputs compared (check)")
     parser.add_argument("--dllint", default=os.path.dirname(HERE), help="the folder holding the dllint to run")
     parser.add_argument("--min-files", type=int, default=1)
     parser.add_argument("--max-files", type=int, default=10**9)
     parser.add_argument("--per-repo", type=int, default=4, help="named: files per repository")
+    parser.add_argument("--show", action="store_true", help="prefilter: print the lines that differ")
     parser.add_argument("--slow", type=float, default=1.0, help="named: seconds over which a run is listed")
     args = parser.parse_args(argv)
     own = os.path.abspath(args.dllint)
@@ -245,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
             problems, _info = sweep_check(root, own, compare)
         elif args.mode == "fix":
             problems, _info = sweep_fix(root, own)
+        elif args.mode == "prefilter":
+            problems, info = sweep_prefilter(root, own, args.show)
+            for label in ("seconds", "every file"):
+                totals[label] = totals.get(label, 0.0) + info[label]
         elif args.mode == "cache":
             problems, info = sweep_cache(root, own, rng)
             for label in ("cold", "other code edit", "DataLoader notebook run again"):
@@ -258,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {problem}")
         found += len(problems)
     print(f"{args.mode}: {repos} repositories, {found} problem(s)")
-    if totals:  # (cache)
+    if totals:  # (cache, prefilter)
         print("seconds in all: " + ", ".join(f"{label} {t:.1f}" for label, t in totals.items()))
     return 1 if found else 0
 
