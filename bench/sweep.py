@@ -114,13 +114,14 @@ def sweep_prefilter(root: str, own: str, show: bool) -> tuple[list[str], dict]:
     rc_a, out_a, err_a, seconds_a = dllint(own, [*CHECK, "--no-prefilter", "."], root, timeout=1800)
     if rc_a != 0:
         problems.append(f"--no-prefilter exit {rc_a}: {err_a.strip()[:300]}")
-    kept = [{line for line in text.splitlines() if line.split(" ", 2)[1:2] != ["DL000"]} for text in (out, out_a)]
+    kept = [{line for line in text.splitlines() if ": DL000 " not in line} for text in (out, out_a)]  # (a notebook's: "path:cell 3:line 2:1: DL000 ...")
     only = sorted(kept[0] - kept[1]), sorted(kept[1] - kept[0])
+    shown = []
     if rc_a == 0 and (only[0] or only[1]):
         problems.append(f"findings differ: {len(only[0])} only filtered, {len(only[1])} only with every file parsed")
         if show:
-            problems += [f"  filtered:   {line}" for line in only[0]] + [f"  every file: {line}" for line in only[1]]
-    return problems, {"seconds": seconds, "every file": seconds_a}
+            shown = [f"  filtered:   {line}" for line in only[0]] + [f"  every file: {line}" for line in only[1]]
+    return problems, {"seconds": seconds, "every file": seconds_a, "shown": shown}
 
 
 def sweep_fix(root: str, own: str) -> tuple[list[str], dict]:
@@ -261,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isdir(root) or not args.min_files <= python_files(root) <= args.max_files:
             continue
         repos += 1
+        shown: list[str] = []
         print(f"  {name}", file=sys.stderr, flush=True)
         if args.mode == "check":
             problems, _info = sweep_check(root, own, compare)
@@ -270,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             problems, info = sweep_prefilter(root, own, args.show)
             for label in ("seconds", "every file"):
                 totals[label] = totals.get(label, 0.0) + info[label]
+            shown = info["shown"]  # (printed after the problem, not counted as problems)
         elif args.mode == "cache":
             problems, info = sweep_cache(root, own, rng)
             for label in ("cold", "other code edit", "DataLoader notebook run again"):
@@ -281,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             problems, _info = sweep_named(root, own, args.per_repo, args.slow, rng)
         for problem in problems:
             print(f"{name}: {problem}")
+        for line in shown:
+            print(f"{name}: {line}")
         found += len(problems)
     print(f"{args.mode}: {repos} repositories, {found} problem(s)")
     if totals:  # (cache, prefilter)
