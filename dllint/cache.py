@@ -27,6 +27,10 @@ Three things are kept:
 - **derived answers** (``derived/<k[:2]>/<k>``): pure functions of a file's text that fixes
   compute (DL101's converted constructor), keyed by every input, so a full run after an edit
   elsewhere does not run libcst again.
+- **the imports of files not analysed** (``imports``): what each file a run did not analyse
+  imports, read from its bytes (``prefilter.module_imports``), by its content hash; written by a
+  run that needed them (a project setting a start method: dllint/engine.py
+  ``_unparsed_imports``), for the files of that run only.
 - **the file index** (``files.json``): per path, its stat signature -> content hash, plus the
   verdicts of the byte pre-filter (keyed by a digest of the pattern), so a warm run neither reads
   nor scans an unchanged file. The signature is what git compares: modification time, status-change
@@ -58,6 +62,7 @@ from dllint.serial import CacheDataError
 
 CACHE_DIR = ".dllint_cache"
 INDEX_FILE = "files.json"
+IMPORTS_FILE = "imports"  # (``load_imports``)
 FORMAT = 3
 RACY_NS = 2_000_000_000  # files modified this recently are not remembered by their stat signature
 TRUST_STAT = os.name == "posix"
@@ -315,6 +320,26 @@ class FactCache:
             return
         self._store_latest("plans", key, sorted(paths))
 
+    def load_imports(self) -> dict[str, tuple]:
+        """What the files a run did not analyse import, read from their bytes
+        (``prefilter.module_imports``), by the hex content hash of each file: the entries of the
+        right shape."""
+        if not self.enabled:
+            return {}
+        found = self._read(os.path.join(self.directory, IMPORTS_FILE))
+        if type(found) is not dict:
+            return {}
+        return {k: v for k, v in found.items() if type(k) is str and _imports_shape(v)}
+
+    def store_imports(self, table: dict[str, tuple]) -> None:
+        """``table`` (``load_imports``), the answers of the files of the last run that read them."""
+        if not self.enabled:
+            return
+        try:
+            self._write(os.path.join(self.directory, IMPORTS_FILE), serial.dumps(table))
+        except (OSError, TypeError, ValueError, RecursionError):
+            pass
+
     def store_result(self, key: str, result) -> None:
         if not self.enabled:
             return
@@ -432,6 +457,17 @@ class Derived:
         value = compute()
         self.put(key, (value,))
         return value
+
+
+def _imports_shape(value) -> bool:
+    """``prefilter.module_imports``'s answer: (((level, module, (name, ...)), ...), entry script?)."""
+    if not (type(value) is tuple and len(value) == 2 and type(value[0]) is tuple and type(value[1]) is bool):
+        return False
+    return all(
+        type(item) is tuple and len(item) == 3 and type(item[0]) is int and type(item[1]) is str
+        and type(item[2]) is tuple and all(type(n) is str for n in item[2])
+        for item in value[0]
+    )
 
 
 def _positions(value, n_paths: int) -> bool:

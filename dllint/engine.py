@@ -22,7 +22,9 @@ from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
 from dllint import serial
 from dllint.serial import same_facts
-from dllint.prefilter import AnyWord, AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, node_words, scan_job, subclasses_by_name
+from dllint.prefilter import (
+    AnyWord, AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, module_imports, node_words, scan_job, subclasses_by_name,
+)
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
 from dllint.program.plan import demands, module_words, stored_values
@@ -32,6 +34,7 @@ from dllint.workers import init_worker
 
 WORKER_WORDS = WorkerWords()
 PROJECT_WIDE = AnyWord(THREADS_OFF_WORDS)  # (dllint/facts/flow.py)
+SETS_START_METHOD = AnyWord((b"set_start_method",))  # a project setting one: ``_unparsed_imports``
 CORE_TRIGGERS = (b"Dataset", b"DataLoader", b"set_start_method", b"datasets", b"DataBase")
 PARALLEL_THRESHOLD = 8
 SCAN_PARALLEL_THRESHOLD = 256  # files whose bytes are scanned in worker processes (cold runs)
@@ -457,24 +460,27 @@ class Engine:
             facts = compute(wanted)
             seen_names: dict = {}
             carry: dict = {}  # what each planning model hands on to the next (ProgramModel)
+            unparsed = self._unparsed_imports(paths, facts, data, entries, read_errors, oversized)
+
+            def model(names=names_workers) -> ProgramModel:
+                built = ProgramModel(facts, self.settings, layout, carry, unparsed)
+                built.project_names_workers = names
+                return built
+
             converged = False
             for _ in range(MAX_ROUNDS):
-                index = ProgramModel(facts, self.settings, layout, carry)
-                index.project_names_workers = names_workers
+                index = model()
                 new = self._parseable(self._demands(index, data, facts, seen_names, entries, read_errors, focus), explicit, data, entries, read_errors)
                 if not new and focus is not None:
                     # (a model of its own: the values it asks are not the answers the rules get)
-                    probe = ProgramModel(facts, self.settings, layout, carry)
-                    probe.project_names_workers = names_workers
-                    new = self._parseable(self._probe(probe, facts, data, entries, read_errors, focus), explicit, data, entries, read_errors)
+                    new = self._parseable(self._probe(model(), facts, data, entries, read_errors, focus), explicit, data, entries, read_errors)
                 if not new:
                     converged = True
                     break
                 facts.update(compute(new))
-                self._chase(index.chains, facts, layout, data, entries, read_errors, explicit, compute, carry)
+                self._chase(index.chains, facts, data, entries, read_errors, explicit, compute, model)
             else:
-                index = ProgramModel(facts, self.settings, layout, carry)
-                index.project_names_workers = names_workers
+                index = model()
                 notes.append(self._unsettled_note(new))
             index.settled = True  # no more planning: what rules ask may be memoized
             if cache is not None:
@@ -944,7 +950,7 @@ class Engine:
             used = used or (kind == "attr" and old)
         return used
 
-    def _chase(self, chains, facts, layout, data, entries, read_errors, explicit, compute, carry=None) -> None:
+    def _chase(self, chains, facts, data, entries, read_errors, explicit, compute, model) -> None:
         """Follow the chains a round's questions were on when they met unparsed files (base
         classes, re-exports, values and worker code reaching into another file's function:
         ``ProgramModel.chase``), on cheap models of the files parsed so far: one file per link,
@@ -954,15 +960,48 @@ class Engine:
         for _ in range(MAX_ROUNDS):
             if not chains:
                 return
-            model = ProgramModel(facts, self.settings, layout, carry)
+            link = model(True)  # (the chase's models assume workers may be named)
             if earlier is not None:
-                model.carry_values(earlier)
-            new = self._parseable({p for p in model.chase(chains) if p not in facts}, explicit, data, entries, read_errors)
-            chains = model.chains  # the questions that met the files parsed next: the rest ended
+                link.carry_values(earlier)
+            new = self._parseable({p for p in link.chase(chains) if p not in facts}, explicit, data, entries, read_errors)
+            chains = link.chains  # the questions that met the files parsed next: the rest ended
             if not new:
                 return
             facts.update(compute(new))
-            earlier = model
+            earlier = link
+
+    def _unparsed_imports(self, paths, facts, data, entries, read_errors, oversized) -> dict:
+        """What the project's files not parsed so far import, read from their bytes (path ->
+        ``module_imports``), when some project file sets a start method (else which entry
+        scripts reach a module changes no answer: the targets' defaults apply everywhere).
+        Recorded for the early cutoff: an edit changing a file's imports means a full run."""
+        modules = [p for p in paths if p.endswith(".py") and p not in oversized]  # (not a notebook: none imports it)
+        if not any(self._matches(p, SETS_START_METHOD, SETS_START_METHOD.key, data, entries, read_errors) for p in modules):
+            return {}
+        cache = self.cache
+        known = cache.load_imports() if cache is not None else {}  # (by content hash: ``data`` not read)
+        table: dict[str, tuple] = {}
+        out = {}
+        for path in modules:
+            if path in facts:
+                continue
+            entry = entries.get(path)
+            digest = entry[2].hex() if entry is not None else None
+            found = known.get(digest) if digest is not None and path not in data else None
+            if found is None:
+                blob = self._read_into(path, data, entries, read_errors)
+                if blob is None:
+                    continue
+                found = module_imports(blob)
+                entry = entries.get(path)
+                digest = entry[2].hex() if entry is not None else None
+            out[path] = found
+            if digest is not None:
+                table[digest] = found
+            self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
+        if cache is not None and table.keys() != known.keys():
+            cache.store_imports(table)
+        return out
 
     def _probe(self, index: ProgramModel, facts, data, entries, read_errors, focus) -> set[str]:
         """The files with trigger words that the values the named files' Datasets store meet
@@ -998,6 +1037,8 @@ class Engine:
                             new.add(imported)
                 new.update(p for p in self._reexporting(path, index.layout, data, entries, read_errors) if p not in facts)
         candidates = [p for p in (*data, *(e for e in entries if e not in data)) if p not in facts]
+        if focus is not None and index.unparsed_imports:
+            new.update(self._setters_reaching(index, focus, facts, data, entries, read_errors))
         if focus is not None and ("project-wide",) not in seen_names:
             # the files of a signal one file gives the whole project (OpenCV's threads turned off)
             seen_names[("project-wide",)] = True
@@ -1020,6 +1061,29 @@ class Engine:
         if bases:
             new |= self._sibling_files(bases, lookups, candidates, index.layout, data, entries, read_errors)
         return new
+
+    def _setters_reaching(self, index: ProgramModel, focus, facts, data, entries, read_errors) -> set[str]:
+        """The files a whole run parses for their trigger words that may set the start method
+        in force for the named files' code: the files importing them, directly or through other
+        files (``ProgramModel.importers_through``), and the files those import (a module setting
+        it on import), whose bytes name ``set_start_method``. A whole run reads the start method
+        of every entry script reaching a module; a named file's run would otherwise see only the
+        target's default."""
+        reach: set[str] = set()
+        for path in focus:
+            found = index.files.get(path)
+            if found is None:
+                continue
+            callers = index.importers_through(path)
+            reach.update(c.path for c in callers)
+            for c in (found, *callers):
+                reach.update(index.imports_of(c))
+        return {
+            p for p in sorted(reach)
+            if p not in facts
+            and self._matches(p, SETS_START_METHOD, SETS_START_METHOD.key, data, entries, read_errors)
+            and self._matches(p, self.triggers, self.triggers.key, data, entries, read_errors)
+        }
 
     def _reexporting(self, path: str, layout, data, entries, read_errors) -> list[str]:
         """The ``__init__`` files of the packages holding a named module that import it (``from
@@ -1232,6 +1296,8 @@ def question_test(question: tuple, triggers: Triggers):
         return lambda blob, names=frozenset(question[1]): _may_hold_loader(blob, names)
     if kind == "headers":
         return class_headers
+    if kind == IMPORTS_QUESTION[0]:
+        return lambda blob: imports_digest(module_imports(blob))
     if kind == "attr":
         return AttributeNamed(question[1])
     if kind == NOTEBOOK_QUESTION[0]:  # (of an analysed notebook's JSON)
@@ -1239,6 +1305,15 @@ def question_test(question: tuple, triggers: Triggers):
 
         return lambda blob: notebook_digest(*notebook_python(blob))
     raise ValueError(f"unknown question {kind!r}")
+
+
+# what the early cutoff records of the files the run did not analyse when their imports mattered
+# (``Engine._unparsed_imports``): a digest of each one's ``module_imports``
+IMPORTS_QUESTION = ("imports",)
+
+
+def imports_digest(found) -> str:
+    return content_hash(repr(found).encode()).hex()
 
 
 # what the early cutoff records of each analysed notebook (``notebook_digest``): a whole run's

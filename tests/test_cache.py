@@ -896,3 +896,46 @@ def test_a_file_outside_the_analysis_decides_a_fix_with_a_cache_too(tmp_path, mo
     age(root)
     assert both() == [[("DL101", "unsafe")]] * 2
     assert searched == []
+
+
+START_METHOD_PROJECT = {
+    # demo.py sets spawn and reaches the loader through pkg/__init__.py and pkg/engine.py, which
+    # the analysis does not parse (no data-loading word): what they import, read from their
+    # bytes, decides the start methods in force there (dllint/program/loaders.py ``importers_through``)
+    "pkg/__init__.py": "from .engine import train\n",
+    "pkg/engine.py": "from .loading import make_loader\n\n\ndef train():\n    for batch in make_loader():\n        print(batch)\n",
+    "pkg/loading.py": (
+        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Points(Dataset):\n"
+        "    def __len__(self):\n        return 8\n\n    def __getitem__(self, i):\n        return torch.zeros(2)\n\n\n"
+        "def make_loader():\n    return DataLoader(Points(), num_workers=2)\n"
+    ),
+    "demo.py": 'import torch.multiprocessing as mp\n\nimport pkg\n\nif __name__ == "__main__":\n    mp.set_start_method("spawn")\n    pkg.train()\n',
+    "train.py": 'from pkg import train\n\nif __name__ == "__main__":\n    train()\n',
+}
+
+
+def test_an_edit_of_what_a_file_outside_the_analysis_imports_runs_in_full(tmp_path, monkeypatch):
+    """The imports of the files the analysis does not parse are a question asked of their bytes
+    (``Engine._unparsed_imports``, when the project sets a start method): an edit keeping them
+    keeps the findings; one changing them (the chain from an entry script to the loader cut, or
+    made again) runs in full, and prints what a run without the cache prints."""
+    (tmp_path / ".git").mkdir()
+    for name, text in START_METHOD_PROJECT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    age(tmp_path)
+    used = spy_cutoff(monkeypatch)
+    reference = run(tmp_path, "--output-format", "json")  # (the format edit_and_compare runs)
+    assert "(fork/spawn on the targets)" in reference, reference  # demo.py: spawn; train.py: the default
+    engine = START_METHOD_PROJECT["pkg/engine.py"]
+    cut = engine.replace("from .loading import make_loader\n", "make_loader = list\n")
+    for name, text, cutoff in (
+        ("pkg/engine.py", engine + "# a comment\n", True),
+        ("pkg/engine.py", engine + "\n\ndef evaluate():\n    return 0\n", True),  # the same imports
+        ("pkg/engine.py", cut, False),  # no entry script reaches the loader: the default alone
+        ("pkg/engine.py", engine + "# the chain made again\n", False),
+        ("train.py", START_METHOD_PROJECT["train.py"].replace("from pkg import train", "def train():\n    pass"), False),
+    ):
+        edit_and_compare(tmp_path, used, name, text, cutoff)
+    (tmp_path / "pkg/engine.py").write_text(cut)
+    assert "(fork on the targets)" in run(tmp_path, "--no-cache")

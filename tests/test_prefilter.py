@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dllint.prefilter import NameTest, Triggers, code_words, trie_alternation
+from dllint.prefilter import NameTest, Triggers, code_words, module_imports, trie_alternation
 
 
 def _analyse(root: Path, prefilter: bool = True, jobs: int = 1):
@@ -655,3 +655,43 @@ def test_grouped_byte_search_finds_the_words_one_search_per_word_finds():
     assert len(triggers._code_gates) < len(words)  # grouped: fewer passes than words
     for data in samples:
         assert triggers.from_bytes(data) == plain(data), data
+
+
+def test_module_imports_reads_what_a_file_imports_from_its_bytes():
+    """``module_imports``: the imports of a file the analysis does not parse, as its facts would
+    record them (dllint/facts/context.py: every import statement, at any depth), and whether it
+    is an entry script. Parenthesized names with comments (one holding a parenthesis), a
+    continued line, ``as`` names and relative levels; an import in a string adds a module (a
+    superset), text that is no import statement adds none. Not read: a second statement after a
+    semicolon (``after_semicolon``)."""
+    source = b"""import os, sys as system
+import a.b.c as d
+from . import x, y as z
+from ..pkg.mod import (  # see (docs)
+    one,  # first
+    two as three,
+)
+from m import *
+from q \\
+    import r
+text = "nothing to import here"
+
+
+def f():
+    import inner.mod
+    from .sibling import helper; import after_semicolon
+
+
+if __name__ == "__main__":
+    f()
+"""
+    imports, entry = module_imports(source)
+    assert imports == (
+        (0, "os", ()), (0, "sys", ()), (0, "a.b.c", ()), (1, "", ("x", "y")), (2, "pkg.mod", ("one", "two")),
+        (0, "m", ("*",)), (0, "q", ("r",)), (0, "inner.mod", ()), (1, "sibling", ("helper",)),
+    )
+    assert entry is True
+    assert module_imports(b"if __name__ != '__main__':\n    pass\ndef main():\n    if __name__ == '__main__':\n        pass\n")[1] is False
+    assert module_imports(b"if ('__main__' == __name__):\n    run()\n")[1] is True
+    docs = module_imports(b'"""Usage:\n\n    from tools import run\n"""\n')
+    assert docs == (((0, "tools", ("run",)),), False)

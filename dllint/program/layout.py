@@ -298,6 +298,12 @@ class Layout:
         memo[key] = found
         return found
 
+    def may_be_project_top(self, name: str) -> bool:
+        """False when no module whose dotted name starts with ``name`` can be a project module
+        (``find`` gives None for each, whatever the root): a bounded project's top-level names
+        (``_known_tops``)."""
+        return not self.bounded or name in self._known_tops()
+
     def _known_tops(self) -> set[str]:
         """Every name a bounded project's files and folders are known by (each part of each
         path, with and without its extension) and the first part of every module name: a module

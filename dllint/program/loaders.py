@@ -10,8 +10,10 @@ import re
 from dataclasses import replace
 from functools import cached_property
 
-from dllint.model import FileFacts, LoaderCall, Value
+from dllint.facts.context import resolve_relative
+from dllint.model import FileFacts, LoaderCall, Span, Value
 from dllint.names import CLICK_OPTIONS, DATALOADER_PARAMS, DATALOADER_POSITIONAL, DATASET_WRAPPERS, GET_CONTEXT, START_METHODS, canonical
+from dllint.program.layout import script_root
 from dllint.program.refs import ClassRef, FuncRef, Loader
 from dllint.program.values import _MISSING, Env, _bind_arg
 
@@ -23,6 +25,9 @@ CONFIG_RECEIVER = re.compile(r"cfg|conf", re.IGNORECASE)
 
 
 MAX_HELPER_SITES = 64  # a loader helper called more often keeps its own verdict (``for_class``)
+# where a file the analysis did not parse has its ``if __name__ == "__main__":`` (its bytes say it
+# has one, not where: ``importers_through``)
+_ENTRY = Span(1, 1, 1, 1)
 # decorators that leave a function's calls as written
 PLAIN_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod", "staticmethod", "classmethod"})
 
@@ -58,6 +63,20 @@ def _forwarded_count(kwargs):
         return None
     passed = next((v for k, v in kwargs if k == "num_workers"), None)
     return 0 if passed is None else passed[1] if passed[0] == "k" else None
+
+
+def _importers(rev: dict[str, list[FileFacts]], path: str) -> list[FileFacts]:
+    """The files importing ``path`` directly or through others (``rev``: path -> the files
+    importing it), in path order."""
+    found: dict[str, FileFacts] = {}
+    frontier = [path]
+    while frontier:
+        target = frontier.pop()
+        for facts in rev.get(target, ()):
+            if facts.path != path and facts.path not in found:
+                found[facts.path] = facts
+                frontier.append(facts.path)
+    return [found[p] for p in sorted(found)]
 
 
 def _count_verdict(counts) -> str:
@@ -484,19 +503,29 @@ class Loaders:
         imports) reaches it without setting one: there the target's default applies."""
         if facts.start_methods or not self.start_method_calls(facts):
             return False
-        callers = self.importers(facts.path)
+        callers = self.importers_through(facts.path)
         if not any(c.start_methods for c in callers):
             return False  # the calls run on import: they apply to every entry
-        imported = set().union(*(self.imports_of(c) for c in callers))
-        setters = {
-            f.path for f in self.files.values() if any(s.module_level and not s.in_main_guard for s in f.start_methods)
-        }
+        paths = {c.path for c in callers}
+        setters = self._import_time_setters
         for entry in callers:
-            if entry.main_guard is None or entry.path in imported or entry.start_methods:
+            # (an entry script another of them imports is not where a run starts)
+            if entry.main_guard is None or entry.start_methods or self._imported_by(entry.path, paths):
                 continue
             if not (self.imports_of(entry) & setters):
                 return True
         return False
+
+    @cached_property
+    def _import_time_setters(self) -> frozenset[str]:
+        """The analysed files calling ``set_start_method`` on import (at module level, not under
+        the main guard)."""
+        return frozenset(f.path for f in self.files.values() if any(s.module_level and not s.in_main_guard for s in f.start_methods))
+
+    def _imported_by(self, path: str, importers: set[str]) -> bool:
+        """Whether one of the files ``importers`` imports the file at ``path`` (``imports_of``)."""
+        rev = self._reverse_imports_all if self.unparsed_imports else self._reverse_imports
+        return any(f.path in importers for f in rev.get(path, ()))
 
     def start_method_calls(self, facts: FileFacts) -> list:
         """[(file, StartMethodCall)] of the ``set_start_method`` calls that apply to code in
@@ -511,14 +540,15 @@ class Loaders:
         own = [(facts, s) for s in facts.start_methods]
         if own:
             return own
-        callers = self.importers(facts.path)
+        callers = self.importers_through(facts.path)
         found = [(f, s) for f in callers for s in f.start_methods]
         if found:
             return found
-        imported = set().union(*(self.imports_of(c) for c in (facts, *callers)))
+        paths = {facts.path, *(c.path for c in callers)}
         out = []
-        for f in self.files.values():
-            if f is facts or f.path not in imported:
+        for path in sorted(self._import_time_setters):  # (path order, as ``files``)
+            f = self.files[path]
+            if f is facts or not self._imported_by(path, paths):
                 continue
             out.extend((f, s) for s in f.start_methods if s.module_level and not s.in_main_guard)
         return out
@@ -534,16 +564,40 @@ class Loaders:
         found = self.kept(memo, facts.path)
         if found is not None:
             return found
+        stand_in = self.__dict__.get("_stand_ins", {}).get(facts.path)  # (a file not analysed)
+        if stand_in is not None and stand_in[0] is facts:
+            return stand_in[1]
+        return self.keep(memo, facts.path, self._resolved_imports(facts))
+
+    def _resolved_imports(self, facts: FileFacts) -> frozenset[str]:
         paths: set[str] = set()
         own = facts.module if facts.is_package else facts.module.rpartition(".")[0]
+        # (module, root) -> the files importing it loads (it and its parent packages): the same
+        # modules are imported by many files (carried while the layout stays)
+        loaded = self.__dict__.get("_loaded_memo")
+        if loaded is None:
+            loaded = self.__dict__["_loaded_memo"] = self.carried_store("loaded", on_layout=True)
+        root = facts.root
         for m in (*facts.imported_modules, *([own] if own else [])):
-            parts = m.split(".")
-            for i in range(1, len(parts) + 1):
-                path = self.layout.find(".".join(parts[:i]), facts.root)
-                if path:
-                    paths.add(path)
+            found = loaded.get((m, root))
+            if found is None:
+                found = loaded[(m, root)] = self._loaded(m, root)
+            paths.update(found)
         paths.discard(facts.path)
-        return self.keep(memo, facts.path, frozenset(paths))
+        return frozenset(paths)
+
+    def _loaded(self, module: str, root: str) -> tuple[str, ...]:
+        """The project files ``import module`` loads from ``root``: the module and its parent
+        packages (``layout.find`` of each prefix)."""
+        parts = module.split(".")
+        if not self.layout.may_be_project_top(parts[0]):  # (a library: most imports of an ML project)
+            return ()
+        out = []
+        for i in range(1, len(parts) + 1):
+            path = self.layout.find(".".join(parts[:i]), root)
+            if path:
+                out.append(path)
+        return tuple(out)
 
     @cached_property
     def _reverse_imports(self) -> dict[str, list[FileFacts]]:
@@ -558,23 +612,65 @@ class Loaders:
         """Analysed files that import the file at ``path`` (directly or through other analysed
         files), in path order."""
         memo = self.__dict__.setdefault("_importers_memo", {})
-        if path in memo:
-            return memo[path]
-        rev = self._reverse_imports
-        found: dict[str, FileFacts] = {}
-        seen = {path}
-        frontier = [path]
-        while frontier:
-            target = frontier.pop()
-            for facts in rev.get(target, ()):
-                if facts.path in seen:
-                    continue
-                seen.add(facts.path)
-                found[facts.path] = facts
-                frontier.append(facts.path)
-        out = [found[p] for p in sorted(found)]
-        memo[path] = out
-        return out
+        if path not in memo:
+            memo[path] = _importers(self._reverse_imports, path)
+        return memo[path]
+
+    def importers_through(self, path: str) -> list[FileFacts]:
+        """Project files that import the file at ``path``, directly or through other project
+        files, analysed or not (in path order): the analysed ones' facts, and for the others what
+        their bytes say (``unparsed_imports``: what they import, whether they are entry scripts;
+        no class, function or start method: a file calling ``set_start_method`` is analysed).
+        Which start method applies to a module depends on every entry script reaching it
+        (``start_method_calls``, ``default_also_applies``), and those reach it through modules
+        the analysis needs for nothing else (``demo/predictor.py`` setting spawn on import,
+        importing ``fastreid.engine``, whose ``__init__`` imports the module building the loaders)."""
+        if not self.unparsed_imports:
+            return self.importers(path)
+        memo = self.__dict__.setdefault("_importers_through_memo", {})
+        if path not in memo:
+            memo[path] = _importers(self._reverse_imports_all, path)
+        return memo[path]
+
+    @cached_property
+    def _reverse_imports_all(self) -> dict[str, list[FileFacts]]:
+        """``_reverse_imports`` with the files not analysed too (``unparsed_imports``), each as
+        facts holding only its imports and whether it is an entry script."""
+        rev = {target: list(importers) for target, importers in self._reverse_imports.items()}
+        layout = self.layout
+        # (carried from the run's earlier planning models while the layout stays: a function of
+        # what the bytes say, the same object for the whole run, and the layout)
+        carried = self.carried_store("stand_ins", on_layout=True)
+        stand_ins = self.__dict__["_stand_ins"] = {}
+        for path in sorted(self.unparsed_imports):
+            if path in self.files:
+                continue
+            scanned = self.unparsed_imports[path]
+            found = carried.get(path)
+            if found is None or found[0] is not scanned:
+                found = carried[path] = (scanned, *self._stand_in(path, scanned))
+            facts, imports = stand_ins[path] = found[1:]
+            for target in sorted(imports):
+                rev.setdefault(target, []).append(facts)
+        for importers in rev.values():
+            importers.sort(key=lambda f: f.path)
+        return rev
+
+    def _stand_in(self, path: str, scanned) -> tuple[FileFacts, frozenset[str]]:
+        """(facts holding only what a file not analysed imports and whether it is an entry
+        script, the project files it imports)."""
+        name = self.layout.name(path)
+        statements, entry = scanned
+        modules: set[str] = set()
+        for level, module, names in statements:
+            base = resolve_relative(name.module, name.is_package, level, module or None)
+            if base is None:
+                continue
+            modules.add(base)
+            modules.update(f"{base}.{n}" for n in names if n != "*")
+        facts = FileFacts(path, name.module, name.root, name.is_package, imported_modules=frozenset(modules), main_guard=_ENTRY if entry else None)
+        facts = replace(facts, root=script_root(facts))
+        return facts, self._resolved_imports(facts)
 
     def loaders_using(self, ref: ClassRef) -> list[Loader]:
         """Loaders whose dataset is this class or one of its subclasses."""

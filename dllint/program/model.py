@@ -35,7 +35,7 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
     Rules ask it; they never re-derive what it answers. ``files`` are the analysed files' facts,
     ``layout`` the project's files and import roots (dllint/program/layout.py)."""
 
-    def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None, carry: dict | None = None):
+    def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None, carry: dict | None = None, unparsed_imports: dict | None = None):
         # path order: deterministic answers; a package module that runs as a script also imports
         # from its own folder (layout.ScriptRoot)
         self.files = {path: _with_import_root(files[path]) for path in sorted(files)}
@@ -45,6 +45,11 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self._carry = carry if carry is not None else {}
         self.settings = settings
         self.layout = layout if layout is not None else Layout.from_facts(self.files)
+        # what the project's files that are not analysed import, read from their bytes by the
+        # engine (dllint/prefilter.py ``module_imports``: path -> (imports, an entry script?)):
+        # which start method applies to a module depends on every entry script importing it,
+        # through any chain of modules (dllint/program/loaders.py, ``importers_through``)
+        self.unparsed_imports = unparsed_imports or {}
         self.dataset_bases = frozenset(settings.dataset_bases)
         self.loader_classes = DATALOADER_CLASSES | frozenset(settings.dataloader_classes)
         # whether any project file's code names DataLoader workers, parsed or not: the engine
