@@ -102,10 +102,13 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
         for name, words, home in _reexports(model, focus):
             _want(used, homes, name, words, home)
         _serving_siblings(model, focus, used, lookups)
+        # the callers of the functions connected to them (an entry script setting the start
+        # method), among the files with trigger words as well: a whole run parses a file without
+        # any for such a call only when the function starts workers (below)
         for path, qualname in functions:
             fn = model.files[path].functions.get(qualname) if path not in focus else None
             if fn is not None and fn.cls is None:
-                _want(names, homes, fn.name, _import_words(model.files[path].module), path)
+                _want(used, homes, fn.name, _import_words(model.files[path].module), path)
     # functions a loader with workers is passed to; functions that start workers, and their callers
     with model.quietly(False):
         model.caller_map()
