@@ -114,7 +114,7 @@ def sweep_prefilter(root: str, own: str, show: bool) -> tuple[list[str], dict]:
     rc_a, out_a, err_a, seconds_a = dllint(own, [*CHECK, "--no-prefilter", "."], root, timeout=1800)
     if rc_a != 0:
         problems.append(f"--no-prefilter exit {rc_a}: {err_a.strip()[:300]}")
-    kept = [{line for line in text.splitlines() if ": DL000 " not in line} for text in (out, out_a)]  # (a notebook's: "path:cell 3:line 2:1: DL000 ...")
+    kept = [{line for line in text.splitlines() if line.strip() and ": DL000 " not in line} for text in (out, out_a)]  # (a notebook's: "path:cell 3:line 2:1: DL000 ...")
     only = sorted(kept[0] - kept[1]), sorted(kept[1] - kept[0])
     shown = []
     if rc_a == 0 and (only[0] or only[1]):

@@ -111,13 +111,14 @@ def test_survey_times_each_repository_and_compares_outputs(tmp_path, capsys):
 
 
 def test_sweep_runs_each_repository_three_ways_and_reports_what_must_not_happen(tmp_path, capsys):
-    """check, fix and cache (on copies) and named modes pass on a fixture project; a dllint that exits 2
-    with an internal error, or whose output differs under ``--compare``, is reported (exit 1)."""
+    """check, fix and cache (on copies), named and prefilter modes pass on a fixture project; a
+    dllint that exits 2 with an internal error, whose output differs under ``--compare``, or whose
+    findings differ with every file parsed, is reported (exit 1)."""
     tool = _tool("sweep")
     repos = tmp_path / "repos"
     shutil.copytree(os.path.join(ROOT, "fixtures", "projects", "dl101_subclass"), repos / "one", ignore=shutil.ignore_patterns("expected.txt", "fixed", "unsafe-fixed"))
     original = (repos / "one" / "data" / "base.py").read_text()
-    for mode in ("check", "fix", "cache", "named"):
+    for mode in ("check", "fix", "cache", "named", "prefilter"):
         assert tool.main([str(repos), "--mode", mode, "--slow", "1000"]) == 0, mode
         assert f"{mode}: 1 repositories, 0 problem(s)" in capsys.readouterr().out
     assert (repos / "one" / "data" / "base.py").read_text() == original  # fixed on a copy
@@ -134,3 +135,13 @@ def test_sweep_runs_each_repository_three_ways_and_reports_what_must_not_happen(
     (stub / "__main__.py").write_text("import sys\nprint('fresh' if '--no-cache' in sys.argv else 'stale')\n")
     assert tool.main([str(repos), "--mode", "cache", "--dllint", str(stub.parent)]) == 1
     assert "one: warm: output differs from a run without the cache" in capsys.readouterr().out
+    # a dllint whose findings depend on what it parses (DL000 of a file it need not parse aside)
+    (stub / "__main__.py").write_text(
+        "import sys\nevery = '--no-prefilter' in sys.argv\n"
+        "print('a.py:3:1: DL101 ' + ('from b.py' if every else 'measured by __len__'))\n"
+        "print('b.py:1:1: DL000 syntax error' if every else '')\n"
+    )
+    assert tool.main([str(repos), "--mode", "prefilter", "--show", "--dllint", str(stub.parent)]) == 1
+    out = capsys.readouterr().out
+    assert "one: findings differ: 1 only filtered, 1 only with every file parsed" in out
+    assert "one:   every file: a.py:3:1: DL101 from b.py" in out and "DL000" not in out
