@@ -986,18 +986,16 @@ class Engine:
             if path in facts:
                 continue
             entry = entries.get(path)
-            digest = entry[2].hex() if entry is not None else None
-            found = known.get(digest) if digest is not None and path not in data else None
+            found = known.get(entry[2].hex()) if entry is not None and path not in data else None
             if found is None:
                 blob = self._read_into(path, data, entries, read_errors)
                 if blob is None:
                     continue
                 found = module_imports(blob)
-                entry = entries.get(path)
-                digest = entry[2].hex() if entry is not None else None
+                entry = entries.get(path)  # (made by the read, with a cache)
             out[path] = found
-            if digest is not None:
-                table[digest] = found
+            if entry is not None:
+                table[entry[2].hex()] = found
             self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
         if cache is not None and table.keys() != known.keys():
             cache.store_imports(table)

@@ -637,7 +637,6 @@ class Loaders:
         """``_reverse_imports`` with the files not analysed too (``unparsed_imports``), each as
         facts holding only its imports and whether it is an entry script."""
         rev = {target: list(importers) for target, importers in self._reverse_imports.items()}
-        layout = self.layout
         # (carried from the run's earlier planning models while the layout stays: a function of
         # what the bytes say, the same object for the whole run, and the layout)
         carried = self.carried_store("stand_ins", on_layout=True)
