@@ -10,6 +10,7 @@ from dllint.facts.extract import extract
 from dllint.discover import ModuleName
 from dllint.program.layout import Layout
 from dllint.program.model import ProgramModel
+from dllint.program.values import _part_met
 from dllint.model import CallRef, ClassFacts, FileFacts, FunctionFacts, LoaderCall, NO_SPAN, StartMethodCall, Value
 
 
@@ -845,12 +846,12 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     store = carry["call_index"][2]  # (layout, its version, path -> ...)
     assert sorted(store) == ["/p/a.py", "/p/c.py"]
 
-    def part(path, fn):  # (entries, files met unparsed) of one function (None: the module's code)
+    def part(path, fn):  # (entries, files met, unresolved calls) of one function (None: the module's code)
         _given, (flows, parts) = store[path]
         return parts[[f.qualname if f is not None else None for f, _ in flows].index(fn)]
 
-    assert "/p/b.py" in part("/p/a.py", "a.run")[1]  # what it met unparsed
-    assert part("/p/a.py", "a.again")[1] == frozenset()
+    assert "/p/b.py" in _part_met(part("/p/a.py", "a.run"))  # what it met unparsed
+    assert _part_met(part("/p/a.py", "a.again")) == set()
     kept_c, kept_again = part("/p/c.py", None), part("/p/a.py", "a.again")
     second = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout, carry)
     fresh = ProgramModel({a.path: a, b.path: b, c.path: c}, Settings(), layout)
@@ -868,6 +869,34 @@ def test_the_call_index_carried_between_planning_models_equals_a_fresh_one():
     before = carry["call_index"]
     third.call_sites(third.resolve("b.make", "/p"))
     assert carry["call_index"] is not before
+
+
+def test_a_call_that_cannot_be_resolved_is_met_only_by_questions_about_a_function_of_its_name():
+    # the call index resolves every call of the parsed files; a call whose name leads into an
+    # unparsed file (``lib.Pipeline.from_pretrained`` through ``lib/__init__.py``) can only be a
+    # call site of a function of that last name, so asking for another function's call sites
+    # does not meet that file (planning would parse it, and what it imports, for nothing)
+    train = extract(
+        "/p/train.py", "train", "/p", False,
+        b"import lib\nfrom data import Images\n"
+        b"def main(root):\n    pipe = lib.Pipeline.from_pretrained(root)\n    vae = lib.Vae(root)\n"
+        b"    vae.encode(root)\n    return Images(root)\n",
+    )
+    data = extract("/p/data.py", "data", "/p", False, b"class Images:\n    def __init__(self, root):\n        self.root = root\n    def from_pretrained(self, root):\n        return root\n    def encode(self, x):\n        return x\n")
+    lib = extract("/p/lib/__init__.py", "lib", "/p", True, b"from .pipe import Pipeline, Vae\n")
+    layout = Layout.from_facts({f.path: f for f in (train, data, lib)})
+    layout.add("/p/lib/pipe.py")  # a project module not parsed
+    model = ProgramModel({train.path: train, data.path: data, lib.path: lib}, Settings(), layout)
+
+    def met(name):
+        with model._tracking() as deps:
+            sites = model.call_sites(model.resolve(name, "/p"))
+        return [(env.key[1], row) for env, _, _, row, _ in sites], sorted(deps)
+
+    assert met("data.Images.__init__") == ([("train.main", 7)], [])  # resolved: nothing unparsed meets it
+    # a method named as the unresolved calls are: one of them may run it
+    assert met("data.Images.from_pretrained") == ([], ["/p/lib/pipe.py"])
+    assert met("data.Images.encode") == ([], ["/p/lib/pipe.py"])
 
 
 def test_the_planners_call_summaries_are_computed_once_per_file_facts():

@@ -59,6 +59,10 @@ class Symbols:
         """Collects the unparsed files met by the computation inside (for its memo entry)."""
         return _Tracking(self)
 
+    def _apart(self) -> _Apart:
+        """The computation inside meets unparsed files for itself only (``_Apart``)."""
+        return _Apart(self)
+
     def _chained(self, question: tuple) -> _Chained:
         """The computation inside, when it meets unparsed files, is a question the planner asks
         again on the next model (``chains``, ``chase``)."""
@@ -426,6 +430,26 @@ class _Tracking:
         deps = self.deps
         for outer in stack:
             outer.update(deps)
+
+
+class _Apart:
+    """A computation whose unparsed files the computations asking for it do not meet (its
+    caller reports what they should meet: ``Values.call_sites``)."""
+
+    __slots__ = ("model", "saved")
+
+    def __init__(self, model):
+        self.model = model
+
+    def __enter__(self) -> None:
+        model = self.model
+        self.saved = (model._deps, model.__dict__.get("_call_deps"))
+        model._deps, model._call_deps = [], []
+
+    def __exit__(self, *exc) -> None:
+        model = self.model
+        model._deps = self.saved[0]
+        model._call_deps = self.saved[1] if self.saved[1] is not None else []
 
 
 class _Chained:

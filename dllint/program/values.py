@@ -973,7 +973,42 @@ class Values:
         index = self.__dict__.get("_call_index")
         if index is None:
             index = self.__dict__["_call_index"] = self._build_call_index()
+        unresolved = self.__dict__.get("_call_unresolved")
+        if unresolved:
+            # the calls whose name met unparsed files: only those named as this function may be
+            # one of its call sites (``_build_call_index``)
+            met: set[str] = set()
+            for name in self._names_calling(fnref):
+                met.update(unresolved.get(name, ()))
+            if met:
+                self._missed(frozenset(met))
         return index.get(fnref.key, [])
+
+    def _names_calling(self, fnref) -> set[str]:
+        """The last names of the calls that may run ``fnref``: its own name, and for a
+        constructor its class's and its subclasses' names (``pkg.Images(...)``); with the names
+        the parsed files import them under (``from .data import Images as Frames``)."""
+        memo = self.__dict__.setdefault("_names_calling_memo", {})
+        found = memo.get(fnref.key)
+        if found is None:
+            names = {fnref.fn.name}
+            if fnref.fn.name == "__init__":
+                owner = self.class_of(fnref)
+                if owner is not None:
+                    with self.quietly(), self._apart():  # (the subclasses the model sees)
+                        names.update(c.cls.name for c in (owner, *self.subclasses_of(owner)))
+            aliases = self.__dict__.get("_import_aliases")
+            if aliases is None:
+                aliases = self.__dict__["_import_aliases"] = {}
+                for facts in self.files.values():
+                    for bound, qual in facts.imports.items():
+                        last = qual.rpartition(".")[2]
+                        if last != bound:
+                            aliases.setdefault(last, set()).add(bound)
+            for name in list(names):
+                names.update(aliases.get(name, ()))
+            found = memo[fnref.key] = frozenset(names)
+        return found
 
     def _build_call_index(self) -> dict:
         index: dict = {}
@@ -984,9 +1019,27 @@ class Values:
         # [(entries, files met) or None, per function]): ``carried_store``). Per function, not
         # per file: a file's other functions keep theirs (NeMo's cold run, the second build:
         # 3,930 of 7,780 functions again, where 512 of 633 files were)
+        #
+        # A call naming a function that cannot be resolved because its name leads into unparsed
+        # files (``diffusers.StableDiffusionXLPipeline.from_pretrained`` through the package's
+        # ``__init__``) may only be a call site of a function of that last name (or of a class
+        # of that name, for a constructor): those files are met by the questions about such a
+        # function only (``call_sites``, ``_call_unresolved``), not by every question asking
+        # for any call site. Each function's part: (its entries, the files met unconditionally,
+        # ((last names, files met), ...) of its unresolved calls).
         store = self.carried_store("call_index", on_layout=True)
         files = self.files
         replayed: set[str] = set()
+        unresolved: dict[str, set[str]] = {}
+        with self._apart():  # (what it meets is reported below)
+            self._index_parts(index, store, files, replayed, unresolved)
+        self._call_unresolved = unresolved
+        if replayed:
+            with self.quietly():  # what building them met, for the computation asking now
+                self._missed(frozenset(replayed))
+        return index
+
+    def _index_parts(self, index, store, files, replayed, unresolved) -> None:
         for path, facts in files.items():
             found = self.kept(store, path)
             if found is None:
@@ -994,19 +1047,39 @@ class Values:
                 found = self.keep(store, path, (flows, [None] * len(flows)))
             flows, parts = found
             for i, part in enumerate(parts):
-                if part is not None and (not part[1] or not any(p in files for p in part[1])):
-                    replayed.update(part[1])
-                else:
+                if part is None or (part[1] or part[2]) and any(p in files for p in _part_met(part)):
                     fn, flow = flows[i]
-                    with self._tracking() as met:
-                        entries = self._flow_calls(facts, fn, flow)
-                    part = parts[i] = (entries, frozenset(met))
+                    part = parts[i] = self._flow_part(facts, fn, flow)
+                replayed.update(part[1])
+                for names, met in part[2]:
+                    for name in names:
+                        unresolved.setdefault(name, set()).update(met)
                 for key, entry in part[0]:
                     index.setdefault(key, []).append(entry)
-        if replayed:
-            with self.quietly():  # what building them met, for the computation asking now
-                self._missed(frozenset(replayed))
-        return index
+
+    def _flow_part(self, facts, fn, flow) -> tuple:
+        """A function's part of the call index (``_build_call_index``)."""
+        with self._tracking() as met:
+            entries = self._flow_calls(facts, fn, flow)
+        if not met:
+            return (entries, frozenset(), ())
+        # which calls met them: asked again one by one (the resolutions are memoized)
+        fnref = self._funcref(facts, fn) if fn is not None else None
+        self_cls = self.class_of(fnref) if fnref is not None else None
+        always: set[str] = set()
+        unresolved: list = []
+        with self.quietly():
+            for kind, target, *_ in flow.calls:
+                with self._tracking() as one:
+                    callees = self._callees(kind, target, facts, fnref, self_cls)
+                if not one:
+                    continue
+                names = _call_names(kind, target, flow, facts) if not callees else None
+                if names and (kind == "lmeth" or all(self.resolve(q, facts.root) is None for q in _called(kind, target, flow, facts))):
+                    unresolved.append((names, frozenset(one)))
+                else:
+                    always.update(one)
+        return (entries, frozenset(always), tuple(unresolved))
 
     def _flow_calls(self, facts, fn, flow) -> list:
         """[(callee key, (caller Env, args, kwargs, row, skip_self))] of the calls of one
@@ -2519,6 +2592,34 @@ def _flows(facts) -> list:
     out = [(None, facts.flow)] if facts.flow is not None else []
     out.extend((fn, fn.flow) for fn in facts.functions.values() if fn.flow is not None)
     return out
+
+
+def _part_met(part) -> set[str]:
+    """The files a function's part of the call index met (``_build_call_index``)."""
+    out = set(part[1])
+    for _names, met in part[2]:
+        out.update(met)
+    return out
+
+
+def _called(kind: str, target, flow, facts) -> list[str]:
+    """The global names a call names (``pkg.data.Images``); none for a call of another kind (a
+    method of ``self``, ``super()``)."""
+    if kind == "ref":
+        return [target]
+    if kind == "local":
+        return called_names(flow, facts, target)
+    return []
+
+
+def _call_names(kind: str, target, flow, facts) -> frozenset[str] | None:
+    """The last names of the global names a call names (``pkg.data.Images``: ``Images``), or the
+    method a local's object is called by (``vae.encode(x)``: ``encode``); None when it names
+    none."""
+    if kind == "lmeth":
+        return frozenset((target[1],))
+    names = _called(kind, target, flow, facts)
+    return frozenset(n.rpartition(".")[2] for n in names) if names else None
 
 
 def called_names(flow, facts, name: str) -> list[str]:
