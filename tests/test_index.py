@@ -1294,3 +1294,23 @@ def test_planning_models_are_freed_once_done(monkeypatch, tmp_path):
     finally:
         if was:
             gc.enable()
+
+
+def test_a_function_a_star_import_binds_is_reached_from_the_code_calling_it():
+    # ``from partition_utils import *`` binds ``get_partition_list``: the constructor runs it, so
+    # what runs from the constructor reaches it (and, its file unparsed, meets that file: planning
+    # parses it, and the list it returns is the value stored)
+    data = extract(
+        "/p/sampler.py", "sampler", "/p", False,
+        b"from partition_utils import *\n\nclass Iter:\n    def __init__(self, g, n):\n"
+        b"        self.parts = get_partition_list(g, n)\n    def __getitem__(self, i):\n        return self.parts[i]\n",
+    )
+    utils = extract("/p/partition_utils.py", "partition_utils", "/p", False, b"def get_partition_list(g, n):\n    return [g for _ in range(n)]\n")
+    layout = Layout.from_facts({f.path: f for f in (data, utils)})
+    alone = ProgramModel({data.path: data}, Settings(), Layout.from_facts({f.path: f for f in (data, utils)}))
+    init = alone.find_method(alone.resolve("sampler.Iter", "/p"), "__init__")
+    alone.reachable([init], alone.class_of(init))
+    assert "/p/partition_utils.py" in alone.misses
+    model = ProgramModel({data.path: data, utils.path: utils}, Settings(), layout)
+    init = model.find_method(model.resolve("sampler.Iter", "/p"), "__init__")
+    assert ("/p/partition_utils.py", "partition_utils.get_partition_list") in model.reachable([init], model.class_of(init))

@@ -93,10 +93,20 @@ class Workers:
         for call in fn.fn.calls:
             yield from self._call_targets(fn, call.kind, call.target, self_cls)
         flow = fn.fn.flow
-        if flow is not None and self_cls is not None:
-            for kind, target, *_ in flow.calls:
-                if kind == "attr":
-                    yield from self._stored_method(self_cls, target[0], target[1])
+        if flow is None:
+            return
+        facts = fn.file
+        # a function a star import binds (``from partition_utils import *``), which the flow
+        # names by the module's own name (``called_names``): it runs too
+        own = f"{facts.module}." if facts.star_imports else None
+        seen: set[str] = set()
+        for kind, target, *_ in flow.calls:
+            if kind == "attr" and self_cls is not None:
+                yield from self._stored_method(self_cls, target[0], target[1])
+            elif own is not None and kind == "ref" and target not in seen and target.startswith(own):
+                seen.add(target)
+                if target not in facts.functions:  # (one of its own: the calls above name it)
+                    yield from self._call_targets(fn, "ref", target, self_cls)
 
     def _call_targets(self, fn: FuncRef, kind: str, target: str, self_cls: ClassRef | None):
         if kind == "self" and self_cls is not None:
