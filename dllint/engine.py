@@ -1137,10 +1137,11 @@ class Engine:
     def _sibling_files(self, bases, lookups, candidates, layout, data, entries, read_errors) -> set[str]:
         """Of the unparsed files naming a serving base of a named file's class (``bases``: {name:
         module words}; dllint/program/plan.py, ``Lookups``), those a named file's analysis needs:
-        the ones that may hold a loader themselves (trigger words, ``num_workers``, a dataset word
-        of any case, a project DataLoader class's name: ``_may_hold_loader``), and the ones
-        defining a subclass of a base that an unparsed file with trigger words names (with a word
-        of its module), where a loader may be given it; that file too. The subclasses are read
+        the ones that may hold a loader themselves (trigger words, ``num_workers``, a project
+        DataLoader class's name: ``_may_hold_loader``), and the ones
+        defining a subclass of a base that an unparsed file with trigger words imports (it
+        names the subclass, and its imports reach the subclass's module or a package above it:
+        ``_imported_homes``), where a loader may be given it; that file too. The subclasses are read
         from each file's class statements (``class_headers``: one parse, no facts), by name,
         through the files in turn (a subclass of a subclass, of a parsed subclass:
         ``Lookups.subclasses``) and aliases; a file whose class
@@ -1183,9 +1184,46 @@ class Engine:
                 continue
             blob = self._read_into(path, data, entries, read_errors)
             for name in self._ask(("found", test.spec), path, blob, test) if blob is not None else ():
-                wanted.update(found[name])
-                wanted.add(path)
+                reached = self._imported_homes(path, blob, name, found[name], layout)
+                if reached:
+                    wanted.update(reached)
+                    wanted.add(path)
         return wanted
+
+    def _imported_homes(self, path: str, blob: bytes, cls: str, homes, layout) -> set[str]:
+        """Of ``homes`` (files defining a class named ``cls``, which ``path`` names), those
+        ``path``'s imports may reach, read from its bytes (``module_imports``) and found as
+        Python would (``Layout.find`` from its import roots): the module itself (``from
+        tasks.anli.agents import DefaultTeacher``, ``from . import agents``), or a package above
+        it, which may re-export the class (``from tasks.anli import DefaultTeacher``, ``import
+        tasks``, a star import). A file defining its own class of that name (every ParlAI
+        task's ``DefaultTeacher``) reaches none. A file changing ``sys.path`` may reach any."""
+        homes = {h for h in homes if h != path}
+        if not homes:
+            return set()
+        if self._ask(("contains", b"sys.path"), path, blob):
+            return homes
+        found = module_imports(blob)
+        self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
+        name = layout.name(path)
+        package = name.module if name.is_package else name.module.rpartition(".")[0]
+        reached: set[str] = set()
+        for level, module, names in found[0]:
+            if level:
+                base = package
+                for _ in range(level - 1):
+                    base = base.rpartition(".")[0]
+                module = ".".join(p for p in (base, module) if p)
+            for target in (module, *(f"{module}.{n}" for n in names if n != "*")):
+                file = layout.find(target, name.root) if target else None
+                if not isinstance(file, str):
+                    continue  # (a library, or an ambiguous import: the model links it to nothing)
+                if file in homes:
+                    reached.add(file)
+                elif os.path.basename(file) == "__init__.py" and (target != module or not names or cls in names or "*" in names):
+                    folder = os.path.dirname(file) + os.sep
+                    reached.update(h for h in homes if h.startswith(folder))
+        return reached
 
     def ignored(self, path: str, code: str) -> bool:
         """Whether per-file-ignores turn ``code`` off for ``path``."""
@@ -1348,9 +1386,9 @@ def _plain(answer):
 
 def _may_hold_loader(blob: bytes, loader_classes: frozenset[str]) -> bool:
     """Whether a file without trigger words may construct a DataLoader all the same (a library
-    loader given ``num_workers``, a registered dataset, a project DataLoader subclass): a
-    superset, read from the bytes (``Engine._sibling_files``)."""
-    if b"num_workers" in blob or b"ataset" in blob or b"ATASET" in blob:
+    loader given ``num_workers``, a project DataLoader subclass): a superset, read from the
+    bytes (``Engine._sibling_files``)."""
+    if b"num_workers" in blob:
         return True
     return any(name.encode() in blob for name in loader_classes)
 

@@ -307,11 +307,20 @@ UNRELATED_TRAIN = (
     "    loader = DataLoader(list(range(8)), num_workers=4)\n    return [batch for batch in loader]\n"
 )
 
+# a script defining its own class of a sibling's name (every ParlAI task's ``DefaultTeacher``):
+# it imports no sibling, so no sibling's file is parsed for it
+OWN_TRAIN = (
+    "from torch.utils.data import DataLoader\n\nfrom tasks import b\n\n\nclass ATeacher:\n    def __getitem__(self, i):\n        return i\n\n"
+    "    def __len__(self):\n        return 8\n\n\ndef main():\n"
+    "    loader = DataLoader(ATeacher(), num_workers=4)\n    return [batch for batch in loader]\n"
+)
+
 
 @pytest.mark.parametrize(
     "train, parsed",
     [
         (UNRELATED_TRAIN, set()),  # no loader is given a sibling: none of their files is parsed
+        (OWN_TRAIN, set()),
         # (once MineTeacher is a Dataset, tasks/e.py is parsed as the file of its subclass)
         (TRAIN.format(module="a", cls="ATeacher"), {"tasks/a.py", "tasks/e.py", "train.py"}),
         (TRAIN.format(module="c", cls="CTeacher"), {"tasks/c.py", "tasks/e.py", "train.py"}),
@@ -333,7 +342,7 @@ def test_a_named_files_duck_typed_dataset_is_found_through_the_siblings_loaders_
     (tmp_path / "tasks").mkdir()
     _write(tmp_path, {**TEACHERS, "train.py": train})
     whole = [f for f in _findings(_analyse(tmp_path)) if f.startswith("mine.py")]
-    assert whole == ([] if train is UNRELATED_TRAIN else ["mine.py:9:DL101"])
+    assert whole == ([] if train in (UNRELATED_TRAIN, OWN_TRAIN) else ["mine.py:9:DL101"])
     target = str(tmp_path / "tasks" / "mine.py")
     settings, root = load_configuration([target], None, Overrides(select=["ALL"]))
     named = Engine(settings, root, jobs=1).analyse([target], enabled_codes(settings), explicit={target})
