@@ -1314,3 +1314,22 @@ def test_a_function_a_star_import_binds_is_reached_from_the_code_calling_it():
     model = ProgramModel({data.path: data, utils.path: utils}, Settings(), layout)
     init = model.find_method(model.resolve("sampler.Iter", "/p"), "__init__")
     assert ("/p/partition_utils.py", "partition_utils.get_partition_list") in model.reachable([init], model.class_of(init))
+
+
+def test_a_files_importers_through_a_cycle_of_imports_are_the_files_reaching_it():
+    # a <-> b import each other, c imports a, d imports c, e imports nothing: the files importing a
+    # file directly or through others, itself left out, in path order (closures of a strongly
+    # connected part computed once for every file asked about)
+    sources = {
+        "a": b"import b\n", "b": b"import a\n", "c": b"import a\n", "d": b"from c import *\n", "e": b"x = 1\n",
+    }
+    files = {f"/p/{m}.py": extract(f"/p/{m}.py", m, "/p", False, src) for m, src in sources.items()}
+    model = ProgramModel(files, Settings(), Layout.from_facts(files))
+
+    def importers(module):
+        return [f.module for f in model.importers(f"/p/{module}.py")]
+
+    assert importers("a") == ["b", "c", "d"]
+    assert importers("b") == ["a", "c", "d"]
+    assert importers("c") == ["d"]
+    assert importers("d") == [] and importers("e") == []
