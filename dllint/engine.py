@@ -302,6 +302,7 @@ class Engine:
         self._prefetched: dict[str, tuple] = {}
         # what planning and the rules asked of files' bytes, and the answers (``_note``)
         self._asked: dict = {}
+        self._setter_files: list[str] | None = None  # (``_setters_reaching``)
         notes: list[str] = []  # ``Analysis.notes``
         overlay = overlay or {}
         explicit = explicit or set()
@@ -1067,19 +1068,17 @@ class Engine:
         it on import), whose bytes name ``set_start_method``. A whole run reads the start method
         of every entry script reaching a module; a named file's run would otherwise see only the
         target's default."""
-        reach: set[str] = set()
-        for path in focus:
-            found = index.files.get(path)
-            if found is None:
-                continue
-            callers = index.importers_through(path)
-            reach.update(c.path for c in callers)
-            for c in (found, *callers):
-                reach.update(index.imports_of(c))
+        setters = self._setter_files
+        if setters is None:  # (once per run: the files naming it are few, the files reaching a module many)
+            setters = self._setter_files = [
+                p for p in sorted({*data, *entries})
+                if p.endswith(".py") and self._matches(p, SETS_START_METHOD, SETS_START_METHOD.key, data, entries, read_errors)
+            ]
+        targets = [p for p in focus if p in index.files]
         return {
-            p for p in sorted(reach)
+            p for p in setters
             if p not in facts
-            and self._matches(p, SETS_START_METHOD, SETS_START_METHOD.key, data, entries, read_errors)
+            and index.in_import_reach(p, targets)
             and self._matches(p, self.triggers, self.triggers.key, data, entries, read_errors)
         }
 

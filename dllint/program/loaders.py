@@ -732,6 +732,22 @@ class Loaders:
         graph = self._importer_graph
         return graph.decoded(graph.of(path))
 
+    def in_import_reach(self, path: str, targets: list[str]) -> bool:
+        """Whether the file at ``path`` imports one of the files ``targets``, directly or through
+        other files (``importers_through``), or is imported by one of them or by a file importing
+        one (a module setting the start method on import): where a ``set_start_method`` call may
+        apply to their code."""
+        graph = self._importer_graph
+        memo = self.__dict__.setdefault("_reach_memo", {})
+        key = tuple(targets)
+        reached = memo.get(key)
+        if reached is None:
+            reached = 0
+            for target in targets:
+                reached |= graph.of(target) | graph.bit(target)
+            memo[key] = reached
+        return bool((graph.bit(path) | graph.direct(path)) & reached)
+
     @cached_property
     def _importer_graph(self) -> _Importers:
         """The importers ``importers_through`` follows (``_Importers``)."""
