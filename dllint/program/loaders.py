@@ -712,9 +712,7 @@ class Loaders:
         files), in path order."""
         memo = self.__dict__.setdefault("_importers_memo", {})
         if path not in memo:
-            graph = self.__dict__.get("_analysed_importers")
-            if graph is None:
-                graph = self.__dict__["_analysed_importers"] = _Importers(self._reverse_imports)
+            graph = self._analysed_importers
             memo[path] = graph.decoded(graph.of(path))
         return memo[path]
 
@@ -751,12 +749,12 @@ class Loaders:
     @cached_property
     def _importer_graph(self) -> _Importers:
         """The importers ``importers_through`` follows (``_Importers``)."""
-        if not self.unparsed_imports:
-            graph = self.__dict__.get("_analysed_importers")
-            if graph is None:
-                graph = self.__dict__["_analysed_importers"] = _Importers(self._reverse_imports)
-            return graph
-        return _Importers(self._reverse_imports_all)
+        return _Importers(self._reverse_imports_all) if self.unparsed_imports else self._analysed_importers
+
+    @cached_property
+    def _analysed_importers(self) -> _Importers:
+        """The importers ``importers`` follows: the analysed files only."""
+        return _Importers(self._reverse_imports)
 
     @cached_property
     def _reverse_imports_all(self) -> dict[str, list[FileFacts]]:
