@@ -984,7 +984,7 @@ class Values:
                 self._missed(frozenset(met))
         return index.get(fnref.key, [])
 
-    def _names_calling(self, fnref) -> set[str]:
+    def _names_calling(self, fnref) -> frozenset[str]:
         """The last names of the calls that may run ``fnref``: its own name, and for a
         constructor its class's and its subclasses' names (``pkg.Images(...)``); with the names
         the parsed files import them under (``from .data import Images as Frames``)."""
@@ -1016,7 +1016,7 @@ class Values:
         # files its resolutions met unparsed has been parsed since and no module name has
         # changed: files are only added during planning, and an answer that met no unparsed file
         # reads only parsed files, whose facts stay (path -> (its functions: ``_flows``,
-        # [(entries, files met) or None, per function]): ``carried_store``). Per function, not
+        # [a part (below) or None, per function]): ``carried_store``). Per function, not
         # per file: a file's other functions keep theirs (NeMo's cold run, the second build:
         # 3,930 of 7,780 functions again, where 512 of 633 files were)
         #
