@@ -124,6 +124,16 @@ def demands(model, focus: frozenset[str] | None = None) -> tuple[set[str], dict[
                 starts_workers = model.function_loaders(FuncRef(facts, fn), 0, frozenset())
             if starts_workers:
                 _want(names, homes, fn.name, module_words(facts.module), facts.path)
+    if focus is None:
+        # a method called at module level, where it may start workers, on an instance of a project
+        # class (``trainer.start()``: DL303 asks which loaders it runs): its class's bases, which a
+        # package ``__init__`` without trigger words may re-export (pixel-nerf's ``trainlib.Trainer``),
+        # as a named file's run asks its classes' (``_reached_from``)
+        with model.quietly(False):
+            for facts in list(model.files.values()):
+                for site in (facts.signals.get("starts") or {}).get("module", ()):
+                    if site.get("receiver") and site.get("method"):
+                        model.receiver_method(facts, tuple(site["receiver"]), site["method"])
     # a project module an analysed file imports only for what importing it does: it may put a
     # folder on sys.path (``import _init_paths``) that the file's other imports resolve through
     for facts in list(model.files.values()):

@@ -98,7 +98,7 @@ class Starts:
         if isinstance(found, ClassRef):
             return []
         if not isinstance(found, FuncRef) and site.get("receiver"):
-            found = self._receiver_method(facts, tuple(site["receiver"]), site["method"]) or found
+            found = self.receiver_method(facts, tuple(site["receiver"]), site["method"]) or found
         if isinstance(found, FuncRef):
             out = list(self.function_loaders(found, 0, frozenset()))
             out.extend(self._passed_loaders(facts, found, site["args"]))
@@ -124,7 +124,7 @@ class Starts:
             out.extend(self.source_loaders(facts, source) or self._factory_source(facts, source))
         return out
 
-    def _receiver_method(self, facts, receiver, method: str):
+    def receiver_method(self, facts, receiver, method: str):
         """``obj.method`` where a module-level name holds an instance of a project class."""
         kind, scope, name = receiver
         if kind != "name" or scope != facts.module:
