@@ -308,7 +308,8 @@ UNRELATED_TRAIN = (
 )
 
 # a script defining its own class of a sibling's name (every ParlAI task's ``DefaultTeacher``):
-# it imports no sibling, so no sibling's file is parsed for it
+# it imports the siblings' package and a module of it, but not that name, so the sibling's file
+# (tasks/a.py) is not parsed for it
 OWN_TRAIN = (
     "from torch.utils.data import DataLoader\n\nfrom tasks import b\n\n\nclass ATeacher:\n    def __getitem__(self, i):\n        return i\n\n"
     "    def __len__(self):\n        return 8\n\n\ndef main():\n"
