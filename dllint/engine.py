@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from dllint.config import ALWAYS_REPORTED, Settings
 from dllint.discover import ModuleName, discover
+from dllint.facts.context import resolve_relative
 from dllint.facts.extract import decode_source, extract, parse
 from dllint.facts.flow import THREADS_OFF_WORDS
 from dllint.limits import too_large
@@ -1205,21 +1206,18 @@ class Engine:
         found = module_imports(blob)
         self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
         name = layout.name(path)
-        package = name.module if name.is_package else name.module.rpartition(".")[0]
         reached: set[str] = set()
         for level, module, names in found[0]:
-            if level:
-                base = package
-                for _ in range(level - 1):
-                    base = base.rpartition(".")[0]
-                module = ".".join(p for p in (base, module) if p)
-            for target in (module, *(f"{module}.{n}" for n in names if n != "*")):
-                file = layout.find(target, name.root) if target else None
+            base = resolve_relative(name.module, name.is_package, level, module or None)
+            if base is None:
+                continue  # (more dots than packages: Python raises, nothing is imported)
+            for target in (base, *(f"{base}.{n}" for n in names if n != "*")):
+                file = layout.find(target, name.root)
                 if not isinstance(file, str):
                     continue  # (a library, or an ambiguous import: the model links it to nothing)
                 if file in homes:
                     reached.add(file)
-                elif os.path.basename(file) == "__init__.py" and (target != module or not names or cls in names or "*" in names):
+                elif os.path.basename(file) == "__init__.py" and (target != base or not names or cls in names or "*" in names):
                     folder = os.path.dirname(file) + os.sep
                     reached.update(h for h in homes if h.startswith(folder))
         return reached

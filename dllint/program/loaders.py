@@ -703,7 +703,7 @@ class Loaders:
         """Path -> analysed files importing it (built once)."""
         rev: dict[str, list[FileFacts]] = {}
         for facts in self.files.values():
-            for path in sorted(self.imports_of(facts)):
+            for path in self.imports_of(facts):  # (in no order: ``_Importers`` orders them)
                 rev.setdefault(path, []).append(facts)
         return rev
 
@@ -725,8 +725,6 @@ class Loaders:
         (``start_method_calls``, ``default_also_applies``), and those reach it through modules
         the analysis needs for nothing else (``demo/predictor.py`` setting spawn on import,
         importing ``fastreid.engine``, whose ``__init__`` imports the module building the loaders)."""
-        if not self.unparsed_imports:
-            return self.importers(path)
         graph = self._importer_graph
         return graph.decoded(graph.of(path))
 
@@ -773,10 +771,8 @@ class Loaders:
             if found is None or found[0] is not scanned:
                 found = carried[path] = (scanned, *self._stand_in(path, scanned))
             facts, imports = stand_ins[path] = found[1:]
-            for target in sorted(imports):
+            for target in imports:  # (in no order: ``_Importers`` orders the files by path)
                 rev.setdefault(target, []).append(facts)
-        for importers in rev.values():
-            importers.sort(key=lambda f: f.path)
         return rev
 
     def _stand_in(self, path: str, scanned) -> tuple[FileFacts, frozenset[str]]:
