@@ -211,14 +211,17 @@ class FactCache:
     # ------------------------------------------------------------------ facts
 
     def facts_key(self, digest: bytes, path: str, module: str, root: str, is_package: bool, shadowed=()) -> str:
-        h = hashlib.blake2b(digest_size=20)
-        h.update(f"{self.fingerprint}\0{self.settings_key}\0{path}\0{module}\0{root}\0{int(is_package)}\0".encode())
-        h.update(",".join(sorted(shadowed)).encode() + b"\0")
-        h.update(digest)
-        return h.hexdigest()
+        return self.writer().key(digest, path, module, root, is_package, shadowed)
+
+    def writer(self) -> FactWriter | None:
+        """What a worker process needs to store the facts it computes itself (``FactWriter``);
+        None when the cache is off."""
+        if not self.enabled:
+            return None
+        return FactWriter(self.directory, self.fingerprint, self.settings_key)
 
     def _facts_path(self, key: str) -> str:
-        return os.path.join(self.directory, "facts", key[:2], key)
+        return _facts_path(self.directory, key)
 
     def load_facts(self, key: str):
         if not self.enabled:
@@ -239,15 +242,6 @@ class FactCache:
         try:
             self._write(self._facts_path(key), serial.dumps(facts))
         except (OSError, TypeError, ValueError, RecursionError):
-            pass
-
-    def store_encoded(self, key: str, blob: bytes | None) -> None:
-        """Store facts already encoded by ``serial.dumps`` (in a worker process); None: not storable."""
-        if not self.enabled or blob is None:
-            return
-        try:
-            self._write(self._facts_path(key), blob)
-        except OSError:
             pass
 
     # ------------------------------------------------------------------ whole results
@@ -360,33 +354,10 @@ class FactCache:
     # ------------------------------------------------------------------ writing
 
     def _ensure_dir(self) -> None:
-        if not os.path.isdir(self.directory):
-            os.makedirs(self.directory, exist_ok=True)
-        marker = os.path.join(self.directory, ".gitignore")
-        if not os.path.exists(marker):
-            self._atomic(marker, b"# Automatically created by dllint.\n*\n")
-            tag = os.path.join(self.directory, "CACHEDIR.TAG")
-            self._atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by dllint.\n")
+        _ensure_dir(self.directory)
 
     def _write(self, path: str, payload: bytes) -> None:
-        try:
-            self._atomic(path, payload)
-        except FileNotFoundError:
-            self._ensure_dir()
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._atomic(path, payload)
-
-    def _atomic(self, path: str, payload: bytes) -> None:
-        # temporary files go to one folder of the cache, where a run killed while writing leaves
-        # them; the next save removes those older than STALE_TMP_S
-        tmp = os.path.join(self.directory, "tmp")
-        try:
-            write_atomic(path, payload, tmp)
-        except FileNotFoundError:
-            if os.path.isdir(tmp) or not os.path.isdir(self.directory):
-                raise
-            os.makedirs(tmp, exist_ok=True)
-            write_atomic(path, payload, tmp)
+        _write(self.directory, path, payload)
 
     def _clean_tmp(self) -> None:
         try:
@@ -417,6 +388,70 @@ class FactCache:
         except OSError:
             self.enabled = False
         self._clean_tmp()
+
+
+class FactWriter:
+    """The facts part of a cache, as a worker process writes it: the key of a file's facts
+    (``FactCache.facts_key``) and the writing of an entry, from plain values that travel to the
+    worker with its jobs (``engine.FactStore``: a worker stores the facts it computed when it
+    has nothing else to do, ``workers.store_when_idle``)."""
+
+    __slots__ = ("directory", "fingerprint", "settings_key")
+
+    def __init__(self, directory: str, fingerprint: str, settings_key: str):
+        self.directory = directory
+        self.fingerprint = fingerprint
+        self.settings_key = settings_key
+
+    def key(self, digest: bytes, path: str, module: str, root: str, is_package: bool, shadowed=()) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        h.update(f"{self.fingerprint}\0{self.settings_key}\0{path}\0{module}\0{root}\0{int(is_package)}\0".encode())
+        h.update(",".join(sorted(shadowed)).encode() + b"\0")
+        h.update(digest)
+        return h.hexdigest()
+
+    def store(self, key: str, facts) -> None:
+        """Write ``facts`` under ``key``; any error leaves the entry out (the cache is optional)."""
+        try:
+            _write(self.directory, _facts_path(self.directory, key), serial.dumps(facts))
+        except (OSError, TypeError, ValueError, RecursionError):
+            pass
+
+
+def _facts_path(directory: str, key: str) -> str:
+    return os.path.join(directory, "facts", key[:2], key)
+
+
+def _ensure_dir(directory: str) -> None:
+    if not os.path.isdir(directory):
+        os.makedirs(directory, exist_ok=True)
+    marker = os.path.join(directory, ".gitignore")
+    if not os.path.exists(marker):
+        _atomic(directory, marker, b"# Automatically created by dllint.\n*\n")
+        tag = os.path.join(directory, "CACHEDIR.TAG")
+        _atomic(directory, tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by dllint.\n")
+
+
+def _write(directory: str, path: str, payload: bytes) -> None:
+    try:
+        _atomic(directory, path, payload)
+    except FileNotFoundError:
+        _ensure_dir(directory)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _atomic(directory, path, payload)
+
+
+def _atomic(directory: str, path: str, payload: bytes) -> None:
+    # temporary files go to one folder of the cache, where a run killed while writing leaves
+    # them; the next save removes those older than STALE_TMP_S
+    tmp = os.path.join(directory, "tmp")
+    try:
+        write_atomic(path, payload, tmp)
+    except FileNotFoundError:
+        if os.path.isdir(tmp) or not os.path.isdir(directory):
+            raise
+        os.makedirs(tmp, exist_ok=True)
+        write_atomic(path, payload, tmp)
 
 
 class Derived:

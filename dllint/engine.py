@@ -21,7 +21,6 @@ from dllint.facts.extract import decode_source, extract, parse
 from dllint.facts.flow import THREADS_OFF_WORDS
 from dllint.limits import too_large
 from dllint.model import Diagnostic, FileFacts, Span
-from dllint import serial
 from dllint.serial import same_facts
 from dllint.prefilter import (
     AnyWord, AttributeNamed, NameTest, Triggers, WorkerWords, class_headers, content_hash, module_imports, node_words, scan_job, subclasses_by_name,
@@ -31,7 +30,8 @@ from dllint.program.model import ProgramModel
 from dllint.program.plan import demands, module_words, stored_values
 from dllint.project import Project
 from dllint.rules import all_rules
-from dllint.workers import init_worker
+from dllint.workers import init_worker, store_when_idle
+from dllint.workers import job as worker_job
 
 WORKER_WORDS = WorkerWords()
 PROJECT_WIDE = AnyWord(THREADS_OFF_WORDS)  # (dllint/facts/flow.py)
@@ -68,14 +68,28 @@ def _extract_job(args):
     return extract(path, module, root, is_package, data, all_rules(), loader_classes, shadowed)
 
 
-def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None, bytes | None]]:
-    """(path, content hash, verdict, facts, cache file) for each file of a chunk, read here (a
-    worker process; unreadable: skipped); facts and cache file are None when the triggers
-    reject the file, the cache file also without a cache (``encode``). A file whose bytes hold a
+@worker_job
+def _extract_store_job(args):
+    """Facts (``_extract_job``) that the worker also stores in the cache (``writer``, a
+    ``cache.FactWriter``; None: not stored) once it is idle (``workers.store_when_idle``)."""
+    *job, writer = args
+    facts = _extract_job(job)
+    if writer is not None:
+        path, module, root, is_package, data, shadowed, _ = job
+        store_when_idle(writer, writer.key(content_hash(data), path, module, root, is_package, shadowed), facts)
+    return facts
+
+
+@worker_job
+def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None]]:
+    """(path, content hash, verdict, facts) for each file of a chunk, read here (a worker
+    process; unreadable: skipped); facts are None when the triggers reject the file. With a
+    ``writer`` (``cache.FactWriter``), the facts are also stored in the cache once the worker is
+    idle (``workers.store_when_idle``). A file whose bytes hold a
     trigger word is parsed once: its code words are read from the nodes of its ``FileContext``
     (``node_words``), and the same context gives its facts (a cold run used to compile each such
     file for its code words, then parse it again for its facts)."""
-    chunk, triggers, shadowed, loader_classes, encode = args
+    chunk, triggers, shadowed, loader_classes, writer = args
     rules = all_rules()
     out = []
     for path, module, root, is_package in chunk:
@@ -100,31 +114,17 @@ def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None, by
                     return triggers.in_words(node_words(ctx)) or triggers(data)
 
         if verdict is False:
-            out.append((path, digest, False, None, None))
+            out.append((path, digest, False, None))
             continue
         facts = extract(path, module, root, is_package, data, rules, loader_classes, shadowed, parsed, accept)
         if facts is None or (accept is not None and facts.error is not None and not triggers(data)):
             # (a context that could not be built: the verdict as the compiler reads the file)
-            out.append((path, digest, False, None, None))
+            out.append((path, digest, False, None))
             continue
-        out.append((path, digest, True, facts, _encoded(facts) if encode else None))
+        if writer is not None:
+            store_when_idle(writer, writer.key(digest, path, module, root, is_package, shadowed), facts)
+        out.append((path, digest, True, facts))
     return out
-
-
-def _encoded(facts: FileFacts) -> bytes | None:
-    """The cache file of ``facts`` (``serial.dumps``), or None when they cannot be stored."""
-    try:
-        return serial.dumps(facts)
-    except (TypeError, ValueError, RecursionError):
-        return None
-
-
-def _extract_encode_job(args):
-    """Facts and their cache file (``serial.dumps``, or None when they cannot be stored): encoded
-    in the worker process, so the parent only writes the bytes (a cold run stores every file's
-    facts: encoding them in the parent was a serial phase after the parallel one)."""
-    facts = _extract_job(args)
-    return facts, _encoded(facts)
 
 
 class FactStore:
@@ -136,6 +136,7 @@ class FactStore:
         self.loader_classes = loader_classes
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self._pool: ProcessPoolExecutor | None = None
+        self._released: list[ProcessPoolExecutor] = []  # (``release``)
         self._broken = False
 
     def _map(self, fn, jobs: list, chunksize: int):
@@ -161,36 +162,43 @@ class FactStore:
             return None
 
     def close(self) -> None:
+        """End the pool, once its workers have exited (and so stored what they computed)."""
+        self.release()
+        for pool in self._released:
+            pool.shutdown()
+        self._released.clear()
+
+    def release(self) -> None:
+        """End the pool without waiting: its workers exit once they have stored what they
+        computed in the cache (``workers.store_when_idle``), while this process goes on;
+        ``close`` waits for them. A later task starts a new pool."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(wait=False)
+            self._released.append(self._pool)
             self._pool = None
 
-    def compute(self, items: list[tuple[str, str, str, bool, bytes, frozenset[str]]], encoded: dict[str, bytes | None] | None = None) -> dict[str, FileFacts]:
-        """path -> facts; ``encoded`` (when given) receives path -> cache file of the facts
-        computed by worker processes (those computed here are left to the caller)."""
+    def compute(self, items: list[tuple[str, str, str, bool, bytes, frozenset[str]]], writer=None, stored: set[str] | None = None) -> dict[str, FileFacts]:
+        """path -> facts. With a ``writer`` (``cache.FactWriter``), the facts computed by worker
+        processes are stored in the cache by those workers, and their paths added to ``stored``;
+        those computed here are left to the caller."""
         # largest first, one at a time: the workers finish together
         jobs = sorted(((*item, self.loader_classes) for item in items), key=lambda j: -len(j[4]))
         # a few files go to the worker processes too once they run (a named file's planning
         # parses its files in 15 batches of 1-20 files: NeMo's megatron_gpt_model.py 1.42 -> 1.37 s)
         if len(jobs) >= PARALLEL_THRESHOLD or (len(jobs) >= 2 and self._pool is not None):
-            if encoded is None:
-                results = self._map(_extract_job, jobs, 1)
-                if results is not None:
-                    return {f.path: f for f in results}
-            else:
-                pairs = self._map(_extract_encode_job, jobs, 1)
-                if pairs is not None:
-                    for f, blob in pairs:
-                        encoded[f.path] = blob
-                    return {f.path: f for f, _ in pairs}
+            results = self._map(_extract_store_job, [(*job, writer) for job in jobs], 1)
+            if results is not None:
+                if writer is not None and stored is not None:
+                    stored.update(f.path for f in results)
+                return {f.path: f for f in results}
         return {job[0]: _extract_job(job) for job in jobs}
 
-    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, encode: bool = False) -> dict[str, tuple] | None:
-        """path -> (content hash, verdict, facts, cache file), the files read by worker processes;
+    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, writer=None) -> dict[str, tuple] | None:
+        """path -> (content hash, verdict, facts), the files read by worker processes;
         None: no pool. ``extract_as`` (path -> (module, root, is_package), the shadowed
         library names, path -> size in bytes): the files the triggers accept are analysed in the same pass, largest
-        first (``paths`` in that order), their facts and, with ``encode``, their cache files
-        returned; without it facts and cache files are None."""
+        first (``paths`` in that order), their facts returned and, with a ``writer``
+        (``cache.FactWriter``), stored in the cache by the workers; without it facts are None."""
         if len(paths) < SCAN_PARALLEL_THRESHOLD:
             return None
         if extract_as is None:
@@ -199,7 +207,7 @@ class FactStore:
             results = self._map(scan_job, chunks, 1)
             if results is None:
                 return None
-            return {path: (digest, verdict, None, None) for chunk in results for path, digest, verdict in chunk}
+            return {path: (digest, verdict, None) for chunk in results for path, digest, verdict in chunk}
         names, shadowed, sizes = extract_as
         # chunks of about equal bytes (a large training script alone, small files together): a
         # chunk now costs what its files' facts cost, and the largest come first, so that the
@@ -210,14 +218,14 @@ class FactStore:
             rows.append((p, *names[p]))
             held += sizes.get(p, 0)
             if held >= budget or len(rows) >= 64:
-                chunks.append((rows, triggers, shadowed, self.loader_classes, encode))
+                chunks.append((rows, triggers, shadowed, self.loader_classes, writer))
                 rows, held = [], 0
         if rows:
-            chunks.append((rows, triggers, shadowed, self.loader_classes, encode))
+            chunks.append((rows, triggers, shadowed, self.loader_classes, writer))
         results = self._map(_scan_extract_job, chunks, 1)
         if results is None:
             return None
-        return {path: (digest, verdict, facts, blob) for chunk in results for path, digest, verdict, facts, blob in chunk}
+        return {path: (digest, verdict, facts) for chunk in results for path, digest, verdict, facts in chunk}
 
 
 class Engine:
@@ -492,7 +500,8 @@ class Engine:
                     self.plans.clear()
                 self.plans[plan_key] = list(facts)
         finally:
-            self.store.close()
+            # the rules run while the workers store the last facts; ``analyse`` waits for them
+            self.store.release()
             self._prefetched = {}
         project = Project(self.settings, index, facts, data, target_set)
         project.edits = self.edits
@@ -735,37 +744,45 @@ class Engine:
                 names.shadowed,
                 {p: len(data[p]) for p in pending},
             )
-        found = self.store.scan(pending, self.triggers, extract_as, encode=self.cache is not None)
+        found = self.store.scan(pending, self.triggers, extract_as, self._writer())
         if not found:
             return {}
         out = {}
-        for path, (digest, verdict, facts, blob) in found.items():
+        stored = extract_as is not None and self._writer() is not None  # by the workers
+        for path, (digest, verdict, facts) in found.items():
             entry = entries.get(path)
             if (entry[2] if entry is not None else content_hash(data[path])) != digest:
                 continue  # changed in between: decided from the bytes read here
             out[path] = verdict
             self._note(self.triggers.key, self.triggers.question, path, verdict)
             if facts is not None:  # (computed from the bytes held here: compared just above)
-                self._prefetched[path] = ((*extract_as[0][path], extract_as[1]), facts, blob)
+                self._prefetched[path] = ((*extract_as[0][path], extract_as[1]), facts, stored)
             if entry is not None and self.cache is not None:
                 self.cache.set_verdict(entry, self.triggers.key, verdict)
         return out
 
-    def _take_prefetched(self, items: list) -> tuple[dict[str, FileFacts], dict[str, bytes | None], list]:
-        """(facts, cache files, the items still to compute): the facts ``_prescan`` computed for
-        these items (``items`` of ``_analyse``), when computed under the same module name (from
-        the same bytes: ``_prescan`` keeps only those); each is handed out once."""
+    def _take_prefetched(self, items: list) -> tuple[dict[str, FileFacts], set[str], list]:
+        """(facts, the paths of those the workers store in the cache, the items still to
+        compute): the facts ``_prescan`` computed for these items (``items`` of ``_analyse``),
+        when computed under the same module name (from the same bytes: ``_prescan`` keeps only
+        those); each is handed out once."""
         facts: dict[str, FileFacts] = {}
-        blobs: dict[str, bytes | None] = {}
+        stored: set[str] = set()
         rest = []
         for item in items:
             path, module, root, is_package, _data, shadowed = item
             found = self._prefetched.pop(path, None)
             if found is not None and found[0] == (module, root, is_package, shadowed):
-                facts[path], blobs[path] = found[1], found[2]
+                facts[path] = found[1]
+                if found[2]:
+                    stored.add(path)
             else:
                 rest.append(item)
-        return facts, blobs, rest
+        return facts, stored, rest
+
+    def _writer(self):
+        """The cache's ``FactWriter`` for the worker processes, or None (no cache, or off)."""
+        return self.cache.writer() if self.cache is not None else None
 
     def _matches(self, path: str, test, key: bytes, data, entries, read_errors) -> bool:
         """Whether the bytes of ``path`` pass ``test``; remembered per content hash in the cache."""
@@ -815,6 +832,9 @@ class Engine:
         out: dict[str, FileFacts] = {}
         missing: list[str] = []
         for path in sorted(selected):
+            if path in self._prefetched:  # computed by the scan (stored by the workers): at hand
+                missing.append(path)
+                continue
             entry = entries.get(path)
             if entry is None and path in data:
                 entry = [0, -1, content_hash(data[path]), {}]
@@ -829,18 +849,17 @@ class Engine:
                 missing.append(path)
         ready = [p for p in missing if self._read_into(p, data, entries, read_errors) is not None]
         if ready:
-            fresh, encoded, rest = self._take_prefetched(items(ready))
+            # on disk (not an overlay; a notebook: its code cells): kept, keyed by the bytes just analysed
+            kept = {p for p in ready if p in entries or (p not in overlay and p.endswith(".ipynb"))}
+            fresh, stored, rest = self._take_prefetched(items(ready))
             if rest:
-                fresh.update(self.store.compute(rest, encoded))
-            for path in ready:
-                # on disk (not an overlay; a notebook: its code cells): keyed by the bytes just analysed
-                if path in entries or (path not in overlay and path.endswith(".ipynb")):
-                    mn = names[path]
-                    key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package, names.shadowed)
-                    if path in encoded:
-                        cache.store_encoded(key, encoded[path])
-                    else:
-                        cache.store_facts(key, fresh[path])
+                writer = self._writer()
+                fresh.update(self.store.compute([i for i in rest if i[0] in kept], writer, stored))
+                fresh.update(self.store.compute([i for i in rest if i[0] not in kept]))
+            for path in sorted(kept - stored):
+                mn = names[path]
+                key = cache.facts_key(content_hash(data[path]), path, mn.module, mn.root, mn.is_package, names.shadowed)
+                cache.store_facts(key, fresh[path])
             out.update(fresh)
         return out
 

@@ -98,7 +98,8 @@ class CachedFacts:
         self.store = store
         self.cache: dict[tuple, object] = {}
 
-    def compute(self, items):
+    def compute(self, items, writer=None, stored=None):
+        """(The language server keeps no cache on disk: ``writer`` is always None.)"""
         out = {}
         missing = []
         for item in items:
@@ -117,13 +118,16 @@ class CachedFacts:
             self.cache.clear()
         return out
 
-    def scan(self, paths, triggers, extract_as=None, encode: bool = False):
+    def scan(self, paths, triggers, extract_as=None, writer=None):
         """Verdicts only: facts the scan computed would pass by this cache (each run of the
         session would analyse every accepted file again); ``compute`` serves them."""
         return self.store.scan(paths, triggers)
 
     def close(self) -> None:
         self.store.close()
+
+    def release(self) -> None:
+        self.store.release()
 
 
 class Linter:

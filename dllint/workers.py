@@ -10,16 +10,27 @@ error, make a harness that reads them until end of file wait forever. So each wo
 - lets go of the caller's standard input, output and error (they point to the null device: a
   worker reports through the pool's pipes only),
 - and pauses the cyclic garbage collector, as the parent does during a run (see engine.py).
+
+A worker also stores the facts it computes in the cache itself, but only when it has nothing else
+to do (``store_when_idle``): encoding facts for the cache costs about a sixth of computing them,
+and a cold run's parent waits for the workers' scan, while the workers wait, idle, for the
+parent's planning that follows it. The writes are done before the worker exits, so before the
+pool's ``shutdown`` returns.
 """
 
 from __future__ import annotations
 
+import collections
+import functools
 import gc
 import os
 import sys
 import threading
+import time
 
 POLL_SECONDS = 0.5
+IDLE_POLL_SECONDS = 0.005  # how often a worker's pending cache writes look whether a job still runs
+IDLE_SECONDS = 0.02  # a worker is idle when no job has run for this long (not between two jobs)
 
 
 def init_worker(creator: int) -> None:
@@ -78,3 +89,77 @@ def _watch(parent: int, creator: int) -> None:
         time.sleep(POLL_SECONDS)
         if os.getppid() != parent or not _alive(creator):
             os._exit(1)
+
+
+# ---------------------------------------------------------------------------- deferred writes
+
+_running = 0  # jobs of this worker running now (``job``)
+_last_job = 0.0  # time.monotonic() when the last job ended
+_pending: collections.deque = collections.deque()  # (writer, key, facts) to store
+_lock = threading.Lock()
+_writing = False  # whether a thread is storing ``_pending``
+
+
+def job(fn):
+    """A pool job: while it runs, this worker's pending cache writes wait."""
+
+    @functools.wraps(fn)
+    def run(args):
+        global _running, _last_job
+        _running += 1
+        try:
+            return fn(args)
+        finally:
+            _running -= 1
+            _last_job = time.monotonic()
+
+    return run
+
+
+def store_when_idle(writer, key: str, facts) -> None:
+    """Store ``facts`` under ``key`` with ``writer`` (``cache.FactWriter``) once no job of this
+    worker runs. A thread does it and ends when nothing is left; it is not a daemon, so the
+    worker process finishes it before it exits."""
+    global _writing
+    with _lock:
+        _pending.append((writer, key, facts))
+        if _writing:
+            return
+        _writing = True
+    threading.Thread(target=_store_pending, name="dllint-cache-writes").start()
+
+
+def _lower_priority() -> None:
+    """On Linux, where a thread has a priority of its own: the lowest for this thread, so that
+    its writes take only the time no other process wants (a cold run's parent is planning on
+    the other core)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (OSError, AttributeError):
+        pass
+
+
+def wait_for_writes() -> None:
+    """Return once this process has stored every pending entry (tests; a worker process does
+    this by exiting)."""
+    while True:
+        with _lock:
+            if not _writing:
+                return
+        time.sleep(IDLE_POLL_SECONDS)
+
+
+def _store_pending() -> None:
+    global _writing
+    _lower_priority()
+    while True:
+        while _running or time.monotonic() - _last_job < IDLE_SECONDS:
+            time.sleep(IDLE_POLL_SECONDS)
+        with _lock:
+            if not _pending:
+                _writing = False
+                return
+            writer, key, facts = _pending.popleft()
+        writer.store(key, facts)

@@ -607,11 +607,14 @@ def test_node_words_give_the_verdicts_code_words_give():
 
 def test_the_scan_computes_the_facts_a_plain_extraction_computes(tmp_path):
     """A cold run's scan analyses the files its triggers accept in the same pass
-    (``_scan_extract_job``): the same facts as ``extract`` of the file, the same cache file, and
-    no facts for a file the triggers reject (a local annotation alone names the DataLoader)."""
+    (``_scan_extract_job``): the same facts as ``extract`` of the file, the same cache file (which
+    the worker writes itself, once idle), and no facts and no cache file for a file the triggers
+    reject (a local annotation alone names the DataLoader)."""
     from dllint import serial
+    from dllint.cache import FactWriter
     from dllint.config import Settings
     from dllint.engine import Engine, _scan_extract_job
+    from dllint.workers import wait_for_writes
     from dllint.facts.extract import extract
     from dllint.rules import all_rules
 
@@ -626,18 +629,21 @@ def test_the_scan_computes_the_facts_a_plain_extraction_computes(tmp_path):
     rows.append((str(quiet), "quiet", str(tmp_path), False))
     triggers = Engine(Settings(), str(tmp_path)).triggers
     loader_classes = frozenset({"torch.utils.data.DataLoader"})
-    out = {r[0]: r for r in _scan_extract_job((rows, triggers, frozenset(), loader_classes, True))}
+    writer = FactWriter(str(tmp_path / "cache"), "print", "settings")
+    out = {r[0]: r for r in _scan_extract_job((rows, triggers, frozenset(), loader_classes, writer))}
+    wait_for_writes()
     accepted = 0
     for path, module, root, is_package in rows:
-        _, _, verdict, facts, blob = out[path]
+        _, digest, verdict, facts = out[path]
         data = Path(path).read_bytes()
+        stored = tmp_path / "cache" / "facts" / (key := writer.key(digest, path, module, root, is_package))[:2] / key
         assert verdict == triggers(data), path
         if not verdict:
-            assert facts is None and blob is None
+            assert facts is None and not stored.exists()
             continue
         accepted += 1
         plain = extract(path, module, root, is_package, data, all_rules(), loader_classes, frozenset())
-        assert serial.dumps(facts) == serial.dumps(plain) == blob, path
+        assert serial.dumps(facts) == serial.dumps(plain) == stored.read_bytes(), path
     assert accepted > 20 and out[str(quiet)][2] is False
 
 

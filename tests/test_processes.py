@@ -141,3 +141,35 @@ def test_a_folder_run_forks_its_workers_before_it_holds_the_files(tmp_path, monk
     started.clear()
     engine.analyse(targets[:1], {"DL101"}, explicit=set(targets[:1]))
     assert started == [] and len(reads) > EARLY_POOL_READS
+
+
+def test_a_worker_stores_its_facts_in_the_cache_only_once_no_job_runs(tmp_path):
+    """``workers.store_when_idle``: an entry a job hands over is written after that job (and any
+    other) has ended, not while it runs; ``wait_for_writes`` returns once it is on disk, readable
+    as the facts given."""
+    from dllint import serial
+    from dllint.cache import FactCache, FactWriter
+    from dllint.model import FileFacts
+    from dllint.workers import job, store_when_idle, wait_for_writes
+
+    writer = FactWriter(str(tmp_path / "c"), "print", "")
+    key = writer.key(b"h" * 16, "/p/a.py", "a", "/p", False)
+    entry = tmp_path / "c" / "facts" / key[:2] / key
+    facts = FileFacts(path="/p/a.py", module="a", root="/p", imports={"np": "numpy"})
+    seen_during = []
+
+    @job
+    def work(_args):
+        store_when_idle(writer, key, facts)
+        time.sleep(0.2)  # longer than the idle wait: the write would have happened by now
+        seen_during.append(entry.exists())
+
+    work(None)
+    wait_for_writes()
+    assert seen_during == [False] and entry.exists()
+    assert serial.same_facts(serial.loads(entry.read_bytes()), facts)
+    cache = FactCache(str(tmp_path / "c"))
+    assert cache.writer().key(b"h" * 16, "/p/a.py", "a", "/p", False) != key  # another code print
+    cache.fingerprint = "print"
+    assert cache.facts_key(b"h" * 16, "/p/a.py", "a", "/p", False) == key
+    assert serial.same_facts(cache.load_facts(key), facts)
