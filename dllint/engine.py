@@ -76,7 +76,7 @@ def _extract_store_job(args):
     facts = _extract_job(job)
     if writer is not None:
         path, module, root, is_package, data, shadowed, _ = job
-        store_when_idle(writer, writer.key(content_hash(data), path, module, root, is_package, shadowed), facts)
+        store_when_idle(writer, writer.key(content_hash(data), path, module, root, is_package, shadowed), facts, len(data))
     return facts
 
 
@@ -122,7 +122,7 @@ def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None]]:
             out.append((path, digest, False, None))
             continue
         if writer is not None:
-            store_when_idle(writer, writer.key(digest, path, module, root, is_package, shadowed), facts)
+            store_when_idle(writer, writer.key(digest, path, module, root, is_package, shadowed), facts, len(data))
         out.append((path, digest, True, facts))
     return out
 
@@ -137,6 +137,7 @@ class FactStore:
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self._pool: ProcessPoolExecutor | None = None
         self._released: list[ProcessPoolExecutor] = []  # (``release``)
+        self._exiting: list = []  # the processes of pools released, until they exit (``release``)
         self._broken = False
 
     def _map(self, fn, jobs: list, chunksize: int):
@@ -167,15 +168,26 @@ class FactStore:
         for pool in self._released:
             pool.shutdown()
         self._released.clear()
+        for process in self._exiting:
+            process.join()
+        self._exiting.clear()
 
     def release(self) -> None:
-        """End the pool without waiting: its workers exit once they have stored what they
-        computed in the cache (``workers.store_when_idle``), while this process goes on;
-        ``close`` waits for them. A later task starts a new pool."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._released.append(self._pool)
-            self._pool = None
+        """Give the pool no more tasks: its workers store what they computed in the cache
+        (``workers.store_when_idle``), then exit, while this process goes on (their memory is
+        given back before the rules run); ``close`` waits for them. A later task starts a new
+        pool. (``shutdown(wait=False)`` alone would not do: a later ``shutdown()`` does not wait
+        for those workers, so the pool's processes are kept to be waited for.)"""
+        pool = self._pool
+        if pool is None:
+            return
+        self._pool = None
+        processes = getattr(pool, "_processes", None)
+        if isinstance(processes, dict):
+            self._exiting.extend(processes.values())
+            pool.shutdown(wait=False)
+        else:  # (no processes to wait for: the workers stay until ``close``)
+            self._released.append(pool)
 
     def compute(self, items: list[tuple[str, str, str, bool, bytes, frozenset[str]]], writer=None, stored: set[str] | None = None) -> dict[str, FileFacts]:
         """path -> facts. With a ``writer`` (``cache.FactWriter``), the facts computed by worker

@@ -342,7 +342,7 @@ def dumps(obj) -> bytes:
         _share(_met)
     finally:
         _met = None
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=True, check_circular=False).encode("ascii")
     digest = hashlib.blake2b(body, digest_size=16).hexdigest().encode("ascii")
     return b"%s %d %s\n%s" % (MAGIC, FORMAT, digest, body)
 
@@ -565,6 +565,6 @@ def loads_json(blob: bytes):
 
 
 def dumps_json(data) -> bytes:
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=True, check_circular=False).encode("ascii")
     digest = hashlib.blake2b(body, digest_size=16).hexdigest().encode("ascii")
     return b"%s %d %s\n%s" % (MAGIC, FORMAT, digest, body)

@@ -31,6 +31,12 @@ import time
 POLL_SECONDS = 0.5
 IDLE_POLL_SECONDS = 0.005  # how often a worker's pending cache writes look whether a job still runs
 IDLE_SECONDS = 0.02  # a worker is idle when no job has run for this long (not between two jobs)
+# the facts a worker holds for later writes, in bytes of the files they are of: beyond this, it
+# writes the oldest at once. The facts of a file take about 7 times its size in memory, and a
+# worker's memory is not given back until it exits: a cold run of NeMo (2,579 files) peaks at
+# 355 MB (the worker processes and the parent together) writing at once, 388 MB with this bound
+# and 420 MB without one, at 7.7, 7.2 and 6.8 s; diffusers: 3.3, 3.0 and 2.9 s
+PENDING_BYTES = 2_000_000
 
 
 def init_worker(creator: int) -> None:
@@ -95,7 +101,8 @@ def _watch(parent: int, creator: int) -> None:
 
 _running = 0  # jobs of this worker running now (``job``)
 _last_job = 0.0  # time.monotonic() when the last job ended
-_pending: collections.deque = collections.deque()  # (writer, key, facts) to store
+_pending: collections.deque = collections.deque()  # (writer, key, facts, size) to store
+_pending_bytes = 0  # the sizes of the files of ``_pending``
 _lock = threading.Lock()
 _writing = False  # whether a thread is storing ``_pending``
 
@@ -116,17 +123,35 @@ def job(fn):
     return run
 
 
-def store_when_idle(writer, key: str, facts) -> None:
-    """Store ``facts`` under ``key`` with ``writer`` (``cache.FactWriter``) once no job of this
-    worker runs. A thread does it and ends when nothing is left; it is not a daemon, so the
-    worker process finishes it before it exits."""
-    global _writing
+def store_when_idle(writer, key: str, facts, size: int) -> None:
+    """Store ``facts`` (of a file of ``size`` bytes) under ``key`` with ``writer``
+    (``cache.FactWriter``) once no job of this worker runs, or at once while the facts held for
+    later take more than ``PENDING_BYTES``. A thread does it and ends when nothing is left; it
+    is not a daemon, so the worker process finishes it before it exits."""
+    global _writing, _pending_bytes
     with _lock:
-        _pending.append((writer, key, facts))
-        if _writing:
+        _pending.append((writer, key, facts, size))
+        _pending_bytes += size
+    while _store_one(PENDING_BYTES):  # too much held: the oldest are written now, here
+        pass
+    with _lock:
+        if _writing or not _pending:
             return
         _writing = True
     threading.Thread(target=_store_pending, name="dllint-cache-writes").start()
+
+
+def _store_one(above: int = -1) -> bool:
+    """Write the oldest pending entry when the pending entries take more than ``above`` bytes;
+    whether one was written."""
+    global _pending_bytes
+    with _lock:
+        if not _pending or _pending_bytes <= above:
+            return False
+        writer, key, facts, size = _pending.popleft()
+        _pending_bytes -= size
+    writer.store(key, facts)
+    return True
 
 
 def _lower_priority() -> None:
@@ -161,5 +186,4 @@ def _store_pending() -> None:
             if not _pending:
                 _writing = False
                 return
-            writer, key, facts = _pending.popleft()
-        writer.store(key, facts)
+        _store_one()

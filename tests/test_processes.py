@@ -145,8 +145,9 @@ def test_a_folder_run_forks_its_workers_before_it_holds_the_files(tmp_path, monk
 
 def test_a_worker_stores_its_facts_in_the_cache_only_once_no_job_runs(tmp_path):
     """``workers.store_when_idle``: an entry a job hands over is written after that job (and any
-    other) has ended, not while it runs; ``wait_for_writes`` returns once it is on disk, readable
-    as the facts given."""
+    other) has ended, not while it runs, unless the entries held take more than
+    ``PENDING_BYTES`` (of the files they are of); ``wait_for_writes`` returns once the entries
+    are on disk, readable as the facts given."""
     from dllint import serial
     from dllint.cache import FactCache, FactWriter
     from dllint.model import FileFacts
@@ -160,13 +161,29 @@ def test_a_worker_stores_its_facts_in_the_cache_only_once_no_job_runs(tmp_path):
 
     @job
     def work(_args):
-        store_when_idle(writer, key, facts)
+        store_when_idle(writer, key, facts, 10)
         time.sleep(0.2)  # longer than the idle wait: the write would have happened by now
         seen_during.append(entry.exists())
 
     work(None)
     wait_for_writes()
     assert seen_during == [False] and entry.exists()
+
+    # beyond PENDING_BYTES of files held for later, the oldest are written at once, in the job
+    from dllint.workers import PENDING_BYTES
+
+    big = tmp_path / "c" / "facts" / (big_key := writer.key(b"b" * 16, "/p/b.py", "b", "/p", False))[:2] / big_key
+
+    @job
+    def large(_args):
+        store_when_idle(writer, key, facts, 10)
+        store_when_idle(writer, big_key, facts, PENDING_BYTES)
+        seen_during.append((entry.exists(), big.exists()))
+
+    entry.unlink()
+    large(None)
+    wait_for_writes()
+    assert seen_during[1:] == [(True, False)] and big.exists()
     assert serial.same_facts(serial.loads(entry.read_bytes()), facts)
     cache = FactCache(str(tmp_path / "c"))
     assert cache.writer().key(b"h" * 16, "/p/a.py", "a", "/p", False) != key  # another code print
