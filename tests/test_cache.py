@@ -139,6 +139,25 @@ def test_a_cold_parallel_run_stores_every_analysed_files_facts(tmp_path):
     assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in cold.diagnostics] == [d.sort_key() for d in plain.diagnostics]
 
 
+def test_the_program_leaves_once_its_workers_have_stored_every_analysed_files_facts(tmp_path):
+    """The workers store the facts they computed once idle, and the program leaves without
+    tearing down its objects (``cli._fast_exit``): it waits for them first. A cold run of the
+    program itself, with worker processes, leaves every analysed file's facts in the cache."""
+    import subprocess
+    import sys
+
+    generate(str(tmp_path), seed=3, files=300)
+    age(tmp_path)
+    cache_dir = tmp_path / "c"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dllint", *ARGS, "--jobs", "2", "--cache-dir", str(cache_dir), str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    warm, cache = analyse(tmp_path, cache_dir)
+    assert cache.misses == 0 and cache.hits == warm.analysed > 20
+
+
 def test_same_size_edit_in_the_same_tick_is_seen(tmp_path):
     generate(str(tmp_path), seed=0, files=40)
     age(tmp_path)
