@@ -844,7 +844,7 @@ class Engine:
         out: dict[str, FileFacts] = {}
         missing: list[str] = []
         for path in sorted(selected):
-            if path in self._prefetched:  # computed by the scan (stored by the workers): at hand
+            if path in self._prefetched:  # computed already (the scan, the early cutoff): at hand
                 missing.append(path)
                 continue
             entry = entries.get(path)
@@ -949,6 +949,8 @@ class Engine:
                 return None
             fresh = self.store.compute([(path, mn.module, mn.root, mn.is_package, blob, names.shadowed)])[path]
             cache.store_facts(cache.facts_key(content_hash(blob), path, mn.module, mn.root, mn.is_package, names.shadowed), fresh)
+            # (a full run takes them from here rather than read them back: ``_take_prefetched``)
+            self._prefetched[path] = ((mn.module, mn.root, mn.is_package, names.shadowed), fresh, True)
             if not same_facts(old, fresh):
                 return None
             if not _same_answers(path, blob, [r for r in replays if r[0] == i], self.settings):
