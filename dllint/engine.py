@@ -447,6 +447,19 @@ class Engine:
             return out
 
         try:
+            # the files the last run of these targets analysed (a named file's too: the editor's
+            # document, a file staged again), kept in the cache or by the engine: planning then adds
+            # only what an edit needs, and parsing more files changes no finding
+            # (tests/test_prefilter_equivalence.py)
+            plan_key = None
+            planned: list[str] | tuple = ()
+            if cache is not None:
+                plan_key = cache.result_key([repr(self.settings), self.prefilter, "plan", sorted(target_set), seeded])
+                planned = cache.load_plan(plan_key) or ()
+            elif self.plans is not None:
+                plan_key = (repr(self.settings), self.prefilter, tuple(sorted(target_set)), seeded)
+                planned = self.plans.get(plan_key, ())
+            again = {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             if seeded:
                 wanted = {p for p in target_set if (p in data or p in entries) and (p in explicit or not _is_stub(p, explicit))}
                 focus = frozenset(wanted)
@@ -461,24 +474,13 @@ class Engine:
                     p
                     for p in {*data, *entries}
                     if p in explicit
+                    or p in again  # (analysed whatever its verdict: not asked)
                     or (
                         not _is_stub(p, explicit)
                         and (scanned[p] if p in scanned else self._matches(p, self.triggers, key, data, entries, read_errors))
                     )
                 }
-            # the files the last run of these targets analysed (a named file's too: the editor's
-            # document, a file staged again), kept in the cache or by the engine: planning then adds
-            # only what an edit needs, and parsing more files changes no finding
-            # (tests/test_prefilter_equivalence.py)
-            plan_key = None
-            planned: list[str] | tuple = ()
-            if cache is not None:
-                plan_key = cache.result_key([repr(self.settings), self.prefilter, "plan", sorted(target_set), seeded])
-                planned = cache.load_plan(plan_key) or ()
-            elif self.plans is not None:
-                plan_key = (repr(self.settings), self.prefilter, tuple(sorted(target_set)), seeded)
-                planned = self.plans.get(plan_key, ())
-            wanted |= {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
+            wanted |= again
             facts = compute(wanted)
             seen_names: dict = {}
             carry: dict = {}  # what each planning model hands on to the next (ProgramModel)
