@@ -411,10 +411,11 @@ class FactWriter:
         return h.hexdigest()
 
     def store(self, key: str, facts) -> None:
-        """Write ``facts`` under ``key``; any error leaves the entry out (the cache is optional)."""
+        """Write ``facts`` under ``key``; any error leaves the entry out (the cache is optional,
+        and a worker's thread storing entries must not stop: ``workers.store_when_idle``)."""
         try:
             _write(self.directory, _facts_path(self.directory, key), serial.dumps(facts))
-        except (OSError, TypeError, ValueError, RecursionError):
+        except Exception:
             pass
 
 

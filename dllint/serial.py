@@ -35,6 +35,7 @@ import hashlib
 import json
 import operator
 import sys
+import threading
 import typing
 from types import NoneType, UnionType
 
@@ -333,15 +334,22 @@ def _encode(obj):
     raise TypeError(f"not cache data: {kind.__name__}")
 
 
+# ``dumps`` and ``loads`` keep their state in this module while they run (``_met``,
+# ``_labelled``): one at a time in a process (a worker's thread storing facts while a job
+# stores others at once: dllint/workers.py)
+_busy = threading.Lock()
+
+
 def dumps(obj) -> bytes:
     """The cache file for ``obj`` (TypeError when it holds something that is not plain data)."""
     global _met
-    _met = {}
-    try:
-        data = _encode(obj)
-        _share(_met)
-    finally:
-        _met = None
+    with _busy:
+        _met = {}
+        try:
+            data = _encode(obj)
+            _share(_met)
+        finally:
+            _met = None
     body = json.dumps(data, separators=(",", ":"), ensure_ascii=True, check_circular=False).encode("ascii")
     digest = hashlib.blake2b(body, digest_size=16).hexdigest().encode("ascii")
     return b"%s %d %s\n%s" % (MAGIC, FORMAT, digest, body)
@@ -514,7 +522,8 @@ def _same(a, b) -> bool:
         return a is b
     known = _objects.get(kind)
     if known is None and dataclasses.is_dataclass(a) and _registry().get(_tag(kind)) is kind:
-        _encode(a)  # registers its fields' getter
+        with _busy:
+            _encode(a)  # registers its fields' getter
         known = _objects.get(kind)
     if known is not None:
         return _same(known[1](a), known[1](b))
@@ -545,13 +554,14 @@ def split(blob: bytes) -> bytes:
 def loads(blob: bytes):
     """The data of a cache file written by ``dumps``; CacheDataError for anything else."""
     body = split(blob)
-    _labelled.clear()
-    try:
-        return _decode(json.loads(body))
-    except (_Bad, ValueError, RecursionError) as exc:
-        raise CacheDataError("damaged", f"bad data: {exc}") from None
-    finally:
+    with _busy:
         _labelled.clear()
+        try:
+            return _decode(json.loads(body))
+        except (_Bad, ValueError, RecursionError) as exc:
+            raise CacheDataError("damaged", f"bad data: {exc}") from None
+        finally:
+            _labelled.clear()
 
 
 def loads_json(blob: bytes):

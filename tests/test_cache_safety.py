@@ -197,3 +197,38 @@ def test_temporary_files_of_killed_runs_are_cleaned(tmp_path):
     run(tmp_path)
     assert not stale.exists() and fresh.exists()
     assert not [p for p in tmp_path.rglob(".dllint-*") if CACHE_DIR not in p.parts]
+
+
+def test_cache_files_are_the_same_written_from_two_threads_at_once():
+    """A worker process stores facts from a thread of its own while a job may store others
+    (dllint/workers.py): ``serial.dumps`` and ``loads`` keep state while they run, so two threads
+    encoding and decoding at once must each get what one thread alone gets."""
+    import threading
+
+    from dllint import serial
+    from dllint.facts.extract import extract
+    from dllint.rules import all_rules
+
+    sources = sorted((Path(__file__).parent.parent / "fixtures").rglob("*.py"), key=lambda p: -p.stat().st_size)[:6]
+    facts = [
+        extract(str(p), p.stem, str(p.parent), False, p.read_bytes(), all_rules(), frozenset({"torch.utils.data.DataLoader"}), frozenset())
+        for p in sources
+    ]
+    expected = [serial.dumps(f) for f in facts]
+    problems: list = []
+
+    def work():
+        try:
+            for _ in range(40):
+                for f, blob in zip(facts, expected):
+                    if serial.dumps(f) != blob or not serial.same_facts(serial.loads(blob), f):
+                        problems.append("differs")
+        except Exception as exc:  # (what a race raised)
+            problems.append(repr(exc))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert problems == []
