@@ -158,6 +158,33 @@ def test_the_program_leaves_once_its_workers_have_stored_every_analysed_files_fa
     assert cache.misses == 0 and cache.hits == warm.analysed > 20
 
 
+def test_a_file_the_last_plan_analysed_is_not_asked_its_verdict_again(tmp_path, monkeypatch):
+    """A code edit of a file the last run analysed: the run starts from that run's plan, which
+    analyses the file whatever its pre-filter verdict, so its bytes are not compiled for their
+    code words first (only parsed for its facts); the findings are a cold run's."""
+    from dllint.prefilter import Triggers
+
+    generate(str(tmp_path), seed=0, files=40)
+    age(tmp_path)
+    cache_dir = tmp_path / "c"
+    analyse(tmp_path, cache_dir)
+    edited = next(p for p in sorted((tmp_path / "proj0" / "data").glob("sets_*.py")) if "Dataset" in p.read_text())
+    edited.write_text(edited.read_text() + "\n_edit = 1\n")
+    asked: list[bytes] = []
+    real = Triggers.__call__
+
+    def counting(self, data):
+        asked.append(data)
+        return real(self, data)
+
+    monkeypatch.setattr(Triggers, "__call__", counting)
+    warm, _ = analyse(tmp_path, cache_dir)
+    assert edited.read_bytes() not in asked
+    assert str(edited) in warm.project.files
+    plain, _ = analyse(tmp_path, None)
+    assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in plain.diagnostics]
+
+
 def test_same_size_edit_in_the_same_tick_is_seen(tmp_path):
     generate(str(tmp_path), seed=0, files=40)
     age(tmp_path)
