@@ -372,17 +372,17 @@ _labelled: dict[int, tuple] = {}
 
 
 def _dec_tuple(x: list, scalars=_SCALARS, start: int = 1) -> tuple:
-    """``["t", ...]`` (most of the data: the flow IR is nested tuples), without a call per member."""
-    out = []
-    append = out.append
-    for v in x[start:]:
+    """``["t", ...]`` (most of the data: the flow IR is nested tuples), without a call per member
+    (the members copied at once, the arrays among them decoded in place)."""
+    out = x[start:]
+    i = 0
+    for v in out:
         kind = type(v)
-        if kind in scalars:
-            append(v)
-        elif kind is list and v and v[0] == "t":
-            append(_dec_tuple(v))
-        else:
-            append(_decode(v))
+        if kind is list:
+            out[i] = _dec_tuple(v) if v and v[0] == "t" else _decode(v)
+        elif kind not in scalars:
+            out[i] = _decode(v)  # (not JSON this encoding writes: refused there)
+        i += 1
     return tuple(out)
 
 
