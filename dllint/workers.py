@@ -105,6 +105,7 @@ _pending: collections.deque = collections.deque()  # (writer, key, facts, size) 
 _pending_bytes = 0  # the sizes of the files of ``_pending``
 _lock = threading.Lock()
 _writing = False  # whether a thread is storing ``_pending``
+_storing = False  # whether that thread is writing an entry now
 
 
 def job(fn):
@@ -132,7 +133,7 @@ def store_when_idle(writer, key: str, facts, size: int) -> None:
     with _lock:
         _pending.append((writer, key, facts, size))
         _pending_bytes += size
-    while _store_one(PENDING_BYTES):  # too much held: the oldest are written now, here
+    while _store_one(PENDING_BYTES, inline=True):  # too much held: the oldest are written now, here
         pass
     with _lock:
         if _writing or not _pending:
@@ -141,16 +142,24 @@ def store_when_idle(writer, key: str, facts, size: int) -> None:
     threading.Thread(target=_store_pending, name="dllint-cache-writes").start()
 
 
-def _store_one(above: int = -1) -> bool:
+def _store_one(above: int = -1, inline: bool = False) -> bool:
     """Write the oldest pending entry when the pending entries take more than ``above`` bytes;
-    whether one was written."""
-    global _pending_bytes
+    whether one was written. ``inline``: by a job, which does not wait for the thread's write
+    in progress (that thread runs at the lowest priority: the job would wait for the time no
+    other process wants; the bound is passed for a moment then)."""
+    global _pending_bytes, _storing
     with _lock:
-        if not _pending or _pending_bytes <= above:
+        if not _pending or _pending_bytes <= above or (inline and _storing):
             return False
         writer, key, facts, size = _pending.popleft()
         _pending_bytes -= size
-    writer.store(key, facts)
+        if not inline:
+            _storing = True
+    try:
+        writer.store(key, facts)
+    finally:
+        if not inline:
+            _storing = False
     return True
 
 
