@@ -34,8 +34,8 @@ IDLE_SECONDS = 0.02  # a worker is idle when no job has run for this long (not b
 # the facts a worker holds for later writes, in bytes of the files they are of: beyond this, it
 # writes the oldest at once. The facts of a file take about 7 times its size in memory, and a
 # worker's memory is not given back until it exits: a cold run of NeMo (2,579 files) peaks at
-# 355 MB (the worker processes and the parent together) writing at once, 388 MB with this bound
-# and 420 MB without one, at 7.7, 7.2 and 6.8 s; diffusers: 3.3, 3.0 and 2.9 s
+# 354 MB (the worker processes and the parent together) writing at once, 386 MB with this bound
+# and 425 MB without one, at 7.3, 6.95 and 6.6 s; diffusers: 3.25, 3.0 and 2.9 s
 PENDING_BYTES = 2_000_000
 
 
