@@ -13,7 +13,9 @@ Three things are kept:
   everything facts depend on: the content hash (a notebook's: of its code cells), the path, module name, module root and package flag,
   the configured loader classes, and a fingerprint of the code computing them (every source file of
   the installed dllint package, the dllint version and the Python version). An edit to any rule's
-  ``extract`` therefore invalidates every entry; nothing has to remember to bump a version.
+  ``extract`` therefore invalidates every entry; nothing has to remember to bump a version. The
+  worker processes that computed facts write their entries themselves, once idle (``FactWriter``,
+  ``workers.store_when_idle``); the run waits for them before it ends.
 - **the plan** (``plans/<key>``): the files the last whole run analysed (the pre-filter's
   and planning's answer), keyed by the settings and the targets. A later run starts from them
   (those that still exist) and plans only what an edit adds: parsing more files than needed never
