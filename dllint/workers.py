@@ -14,8 +14,8 @@ error, make a harness that reads them until end of file wait forever. So each wo
 A worker also stores the facts it computes in the cache itself, but only when it has nothing else
 to do (``store_when_idle``): encoding facts for the cache costs about a quarter of computing them
 (NeMo: 1.0 of 4.3 s), and a cold run's parent waits for the workers' scan, while the workers
-wait, idle, for the parent's planning that follows it. The writes are done before the worker exits, so before the
-pool's ``shutdown`` returns.
+wait, idle, for the parent's planning that follows it. The writes are done before the worker
+exits; the run waits for its workers to exit (``engine.FactStore.close``).
 """
 
 from __future__ import annotations
