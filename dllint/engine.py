@@ -324,6 +324,7 @@ class Engine:
         # what planning and the rules asked of files' bytes, and the answers (``_note``)
         self._asked: dict = {}
         self._setter_files: list[str] | None = None  # (``_setters_reaching``)
+        self._read_imports: dict[str, tuple] = {}  # path -> what it imports (``_imports_read``)
         notes: list[str] = []  # ``Analysis.notes``
         overlay = overlay or {}
         explicit = explicit or set()
@@ -758,11 +759,12 @@ class Engine:
                 names.shadowed,
                 {p: len(data[p]) for p in pending},
             )
-        found = self.store.scan(pending, self.triggers, extract_as, self._writer())
+        writer = self._writer()
+        found = self.store.scan(pending, self.triggers, extract_as, writer)
         if not found:
             return {}
         out = {}
-        stored = extract_as is not None and self._writer() is not None  # by the workers
+        stored = extract_as is not None and writer is not None  # by the workers
         for path, (digest, verdict, facts) in found.items():
             entry = entries.get(path)
             if (entry[2] if entry is not None else content_hash(data[path])) != digest:
@@ -1030,13 +1032,20 @@ class Engine:
                     continue
                 found = module_imports(blob)
                 entry = entries.get(path)  # (made by the read, with a cache)
-            out[path] = found
+            out[path] = self._imports_read(path, found)
             if entry is not None:
                 table[entry[2].hex()] = found
-            self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
         if cache is not None and table.keys() != known.keys():
             cache.store_imports(table)
         return out
+
+    def _imports_read(self, path: str, found: tuple) -> tuple:
+        """``found``, what the file at ``path`` imports (``module_imports`` of its bytes, or an
+        earlier run's answer for the same bytes), kept for the run and recorded for the early
+        cutoff: an edit changing a file's imports changes the answer."""
+        self._read_imports[path] = found
+        self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
+        return found
 
     def _probe(self, index: ProgramModel, facts, data, entries, read_errors, focus) -> set[str]:
         """The files with trigger words that the values the named files' Datasets store meet
@@ -1238,8 +1247,7 @@ class Engine:
             return set()
         if self._ask(("contains", b"sys.path"), path, blob):
             return homes
-        found = module_imports(blob)
-        self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
+        found = self._read_imports.get(path) or self._imports_read(path, module_imports(blob))
         name = layout.name(path)
         reached: set[str] = set()
         for level, module, names in found[0]:

@@ -14,6 +14,7 @@ arguments) and parameters (bound at every call site in the project).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from dllint.names import DATALOADER_CLASSES, DATASET_SPLITTERS, DATASET_WRAPPERS, canonical, is_openmmlab_dataset, is_torchvision_folder
 from dllint.program.refs import ClassRef, FuncRef
@@ -997,18 +998,23 @@ class Values:
                 if owner is not None:
                     with self.quietly(), self._apart():  # (the subclasses the model sees)
                         names.update(c.cls.name for c in (owner, *self.subclasses_of(owner)))
-            aliases = self.__dict__.get("_import_aliases")
-            if aliases is None:
-                aliases = self.__dict__["_import_aliases"] = {}
-                for facts in self.files.values():
-                    for bound, qual in facts.imports.items():
-                        last = qual.rpartition(".")[2]
-                        if last != bound:
-                            aliases.setdefault(last, set()).add(bound)
+            aliases = self._import_aliases
             for name in list(names):
                 names.update(aliases.get(name, ()))
             found = memo[fnref.key] = frozenset(names)
         return found
+
+    @cached_property
+    def _import_aliases(self) -> dict[str, set[str]]:
+        """A name -> the other names the parsed files import it under (``from .data import
+        Images as Frames``: ``Images`` -> {``Frames``})."""
+        aliases: dict[str, set[str]] = {}
+        for facts in self.files.values():
+            for bound, qual in facts.imports.items():
+                last = qual.rpartition(".")[2]
+                if last != bound:
+                    aliases.setdefault(last, set()).add(bound)
+        return aliases
 
     def _build_call_index(self) -> dict:
         index: dict = {}
