@@ -185,6 +185,29 @@ def test_a_file_the_last_plan_analysed_is_not_asked_its_verdict_again(tmp_path, 
     assert [d.sort_key() for d in warm.diagnostics] == [d.sort_key() for d in plain.diagnostics]
 
 
+def test_a_cache_turned_off_during_a_run_serves_the_next_run_of_the_engine(tmp_path):
+    """A cache that an I/O error turned off (``FactCache.enabled``) stays with its engine for the
+    next run (``--fix`` runs again, the language server): that run reads and writes nothing
+    there, and finds what a run without a cache finds."""
+    from dllint.cache import FactCache
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.discover import discover
+    from dllint.engine import Engine
+
+    generate(str(tmp_path), seed=0, files=40)
+    age(tmp_path)
+    settings, project_root = load_configuration([str(tmp_path)], None, Overrides(select=["ALL"]))
+    cache = FactCache(str(tmp_path / "c"))
+    engine = Engine(settings, project_root, jobs=1, cache=cache)
+    targets = discover([str(tmp_path)], project_root, settings.all_excludes, settings.respect_gitignore)
+    engine.analyse(targets, enabled_codes(settings))
+    cache.enabled = False  # (as ``save`` does when the index cannot be written)
+    again = engine.analyse(targets, enabled_codes(settings))
+    plain, _ = analyse(tmp_path, None)
+    assert [d.sort_key() for d in again.diagnostics] == [d.sort_key() for d in plain.diagnostics]
+
+
 def test_same_size_edit_in_the_same_tick_is_seen(tmp_path):
     generate(str(tmp_path), seed=0, files=40)
     age(tmp_path)
