@@ -324,7 +324,7 @@ class Engine:
         # what planning and the rules asked of files' bytes, and the answers (``_note``)
         self._asked: dict = {}
         self._setter_files: list[str] | None = None  # (``_setters_reaching``)
-        self._read_imports: dict[str, tuple] = {}  # path -> what it imports (``_imports_read``)
+        self._file_imports: dict[str, tuple] = {}  # path -> what it imports (``_imports_read``)
         notes: list[str] = []  # ``Analysis.notes``
         overlay = overlay or {}
         explicit = explicit or set()
@@ -1043,7 +1043,7 @@ class Engine:
         """``found``, what the file at ``path`` imports (``module_imports`` of its bytes, or an
         earlier run's answer for the same bytes), kept for the run and recorded for the early
         cutoff: an edit changing a file's imports changes the answer."""
-        self._read_imports[path] = found
+        self._file_imports[path] = found
         self._note(IMPORTS_QUESTION, IMPORTS_QUESTION, path, imports_digest(found))
         return found
 
@@ -1247,7 +1247,7 @@ class Engine:
             return set()
         if self._ask(("contains", b"sys.path"), path, blob):
             return homes
-        found = self._read_imports.get(path) or self._imports_read(path, module_imports(blob))
+        found = self._file_imports.get(path) or self._imports_read(path, module_imports(blob))
         name = layout.name(path)
         reached: set[str] = set()
         for level, module, names in found[0]:
