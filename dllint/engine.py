@@ -490,6 +490,7 @@ class Engine:
             def model(names=names_workers) -> ProgramModel:
                 built = ProgramModel(facts, self.settings, layout, carry, unparsed)
                 built.project_names_workers = names
+                built.planning = True
                 return built
 
             converged = False
@@ -507,7 +508,7 @@ class Engine:
             else:
                 index = model()
                 notes.append(self._unsettled_note(new))
-            index.settled = True  # no more planning: what rules ask may be memoized
+            index.settle()  # no more planning: what rules ask may be memoized
             if cache is not None:
                 cache.store_plan(plan_key, list(facts))
             elif self.plans is not None:

@@ -1296,6 +1296,43 @@ def test_planning_models_are_freed_once_done(monkeypatch, tmp_path):
             gc.enable()
 
 
+def test_planning_asks_no_loader_its_start_methods_and_the_final_models_loaders_answer_them(monkeypatch, tmp_path):
+    """A planning model builds every loader of the parsed files, but planning never asks one
+    which start methods its workers get (which entry scripts reach its file, what they set):
+    those are computed when a rule asks, on the final model. The final model's loaders answer
+    them after the run as they would have been computed at once, also once the run is over and
+    only the loaders are kept."""
+    import gc
+
+    from projectgen import generate
+
+    from dllint.engine import Engine
+    from dllint.program.loaders import Loaders
+
+    generate(str(tmp_path), seed=3, files=120)
+    asked: list[bool] = []  # per computation: whether a planning model computed it
+    real = Loaders.global_start_methods
+
+    def recording(self, facts):
+        asked.append(self.planning and not self.settled)
+        return real(self, facts)
+
+    monkeypatch.setattr(Loaders, "global_start_methods", recording)
+    engine = Engine(Settings(), str(tmp_path), jobs=1, cache=None)
+    engine.edits = False
+    result = engine.analyse(engine.project_files(), {r.code for r in engine.rules})
+    index = result.project.index
+    assert index.planning and index.settled
+    assert asked and not any(asked)  # the rules asked; no planning model did
+    loaders = list(index.loaders)
+    unasked = [ld for ld in loaders if callable(ld.methods)]
+    assert unasked  # (some left for this test to ask)
+    expected = [frozenset({ld.context}) if ld.context is not None else real(index, ld.file) for ld in loaders]
+    del result, index
+    gc.collect()
+    assert [ld.start_methods for ld in loaders] == expected
+
+
 def test_a_function_a_star_import_binds_is_reached_from_the_code_calling_it():
     # ``from partition_utils import *`` binds ``get_partition_list``: the constructor runs it, so
     # what runs from the constructor reaches it (and, its file unparsed, meets that file: planning

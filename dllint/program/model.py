@@ -15,6 +15,7 @@ Where each question is answered:
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from dllint.model import FileFacts
 from dllint.names import DATALOADER_CLASSES
@@ -70,9 +71,12 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         # the questions asked loudly that met unparsed files (class ancestry, name resolution,
         # attribute and parameter values, worker code): the planner follows their chains (``chase``)
         self.chains: set[tuple] = set()
-        # set by the engine once planning is over (the model the rules ask): from then on,
-        # answers that only differ in the misses and chains they record may be memoized
+        # set by the engine once planning is over (the model the rules ask: ``settle``): from
+        # then on, answers that only differ in the misses and chains they record may be memoized
         self.settled = False
+        # a model of the engine's planning (each round's): what planning never asks is left to
+        # be computed when asked (``Loaders._loader``)
+        self.planning = False
         self._quiet = 0
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress
         self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str]]] = {}
@@ -92,6 +96,16 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
 
 
     # ------------------------------------------------------------------ answers kept for the run
+
+    def settle(self) -> None:
+        """Planning is over: this model is the one the rules ask (``settled``). Its loaders'
+        start methods, left to be computed when asked, refer to it from now on: the loaders may
+        be kept longer than a run's model is (an Analysis's project)."""
+        self.settled = True
+        for name in ("loaders", "library_loaders"):
+            for loader in self.__dict__.get(name, ()):
+                if callable(loader.methods):
+                    loader.methods = partial(self.global_start_methods, loader.file)
 
     def carried_store(self, name: str, on_layout: bool = False) -> dict:
         """The store of answers about single files that the run's planning models hand on

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dllint.model import ClassFacts, FileFacts, FunctionFacts, LoaderCall
@@ -34,9 +35,21 @@ class Loader:
     call: LoaderCall
     workers: str  # "no" | "yes" | "maybe"
     context: str | None  # explicit method, "unknown" for a non-literal context, None when absent
-    start_methods: frozenset[str]  # methods workers may start with ("unknown" if undecidable)
+    # the methods workers may start with ("unknown" if undecidable): a frozenset, or a function
+    # computing it when first asked (``start_methods``)
+    methods: frozenset[str] | Callable[[], frozenset[str]]
     datasets: list[ClassRef] = field(default_factory=list)
     dataset_external: list[str] = field(default_factory=list)
+
+    @property
+    def start_methods(self) -> frozenset[str]:
+        """The methods workers may start with. Computed when first asked: planning builds every
+        loader of each of its models but asks none of them (which entry scripts reach a loader's
+        file, and what they set, is the rules' question)."""
+        found = self.methods
+        if callable(found):
+            found = self.methods = found()
+        return found
 
     @property
     def may_start_workers(self) -> bool:
