@@ -515,6 +515,31 @@ def test_name_test_finds_what_its_whole_word_regex_finds():
             assert test(data) == bool(expected)
 
 
+def test_many_ascii_names_are_found_from_their_last_bytes_as_the_whole_word_regex_finds_them():
+    """Many names of ASCII word bytes (a project's Dataset classes, most ending ``Dataset``) are
+    looked for by the places each group's last bytes occur (``NameTest.suffixes``): the same
+    names as ``regex.findall``, names sharing their last bytes, of one byte and longer than the
+    group's bytes, at the start and the end of the text."""
+    import random
+
+    from dllint.prefilter import NameTest
+
+    rng = random.Random(5)
+    pieces = ["Dataset", "Audio", "a", "_", "1", "Da", "ta", "set", "Data"]
+    for _ in range(300):
+        names = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))) for _ in range(30)}
+        names = {n for n in names if n.isidentifier()}
+        if len(names) <= NameTest.FIND_AT_MOST:
+            continue
+        test = NameTest(names)
+        assert test.suffixes
+        for _ in range(5):
+            data = "".join(rng.choice([*pieces, " ", ".", "(", "\n", "\u03a9"]) for _ in range(60)).encode()
+            expected = {m.decode() for m in test.regex.findall(data)}
+            assert test.found(data) == expected, (sorted(names), data)
+            assert test(data) == bool(expected)
+
+
 def test_memoized_answers_replay_the_unparsed_files_they_met():
     from dllint.config import Settings
     from dllint.facts.extract import extract
