@@ -153,7 +153,7 @@ def test_the_program_leaves_once_its_workers_have_stored_every_analysed_files_fa
         [sys.executable, "-m", "dllint", *ARGS, "--jobs", "2", "--cache-dir", str(cache_dir), str(tmp_path)],
         capture_output=True, text=True, cwd=tmp_path,
     )
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr  # (exit 1 is also a crash's)
     warm, cache = analyse(tmp_path, cache_dir)
     assert cache.misses == 0 and cache.hits == warm.analysed > 20
 
