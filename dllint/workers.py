@@ -192,7 +192,27 @@ def _store_pending() -> None:
         while _running or time.monotonic() - _last_job < IDLE_SECONDS:
             time.sleep(IDLE_POLL_SECONDS)
         with _lock:
-            if not _pending:
-                _writing = False
-                return
+            done = not _pending
+        if done:
+            _give_back_memory()  # (still writing, for ``wait_for_writes`` and a job adding more)
+            with _lock:
+                if not _pending:
+                    _writing = False
+                    return
+            continue
         _store_one()
+
+
+def _give_back_memory() -> None:
+    """Once a worker has stored what it held: the cycles its jobs left (its collector is paused)
+    collected, and the C heap's free memory given back to the system (glibc's ``malloc_trim``),
+    for the worker stays while the parent plans, and the run's peak memory is the sum of its
+    processes' (unilm, a cold run: 402 -> 394 MB)."""
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass

@@ -143,6 +143,43 @@ def test_a_folder_run_forks_its_workers_before_it_holds_the_files(tmp_path, monk
     assert started == [] and len(reads) > EARLY_POOL_READS
 
 
+def test_a_worker_collects_the_cycles_its_jobs_left_once_it_has_stored_what_it_held(tmp_path):
+    """A worker's cyclic collector is paused (``init_worker``); once it has stored every entry it
+    held, the cycles its jobs left are collected (and the C heap's free memory given back): it
+    stays while the parent plans, and the run's peak memory is the sum of its processes'."""
+    import gc
+    import weakref
+
+    from dllint.cache import FactWriter
+    from dllint.model import FileFacts
+    from dllint.workers import job, store_when_idle, wait_for_writes
+
+    class Node:
+        pass
+
+    writer = FactWriter(str(tmp_path / "c"), "print", "")
+    facts = FileFacts(path="/p/a.py", module="a", root="/p")
+    left: list = []
+
+    @job
+    def work(_args):
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle, garbage once the job ends
+        left.append(weakref.ref(a))
+        store_when_idle(writer, writer.key(b"h" * 16, "/p/a.py", "a", "/p", False), facts, 10)
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        work(None)
+        assert left[0]() is not None  # (the collector paused: still there)
+        wait_for_writes()
+        assert left[0]() is None
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_a_worker_stores_its_facts_in_the_cache_only_once_no_job_runs(tmp_path):
     """``workers.store_when_idle``: an entry a job hands over is written after that job (and any
     other) has ended, not while it runs, unless the entries held take more than
