@@ -590,20 +590,21 @@ class Loaders:
     def _loader(self, facts: FileFacts, call: LoaderCall) -> Loader:
         workers = self.workers_of(facts, call)
         context = self.context_of(facts, call)
-        if context is not None:
-            methods = frozenset({context})
-        elif self.planning and not self.settled:
-            # planning builds each of its models' loaders and asks none their start methods
-            # (which entry scripts reach a loader's file, and what they set, are the rules'
-            # questions): computed if asked (NeMo, a cold run: 0.3 -> 0.1 s). Through a weak
-            # reference: a loader referring to its model would keep each planning model, its
-            # loaders and memos, alive until the run ends (the cyclic collector is paused);
-            # ``ProgramModel.settle`` makes the final model's loaders refer to it
-            methods = partial(_start_methods_in, weakref.ref(self), facts)
-        else:
-            methods = self.global_start_methods(facts)
+        methods = frozenset({context}) if context is not None else self.loader_start_methods(facts)
         project, external = self._dataset_refs(facts, call)
         return Loader(facts, call, workers, context, methods, project, external)
+
+    def loader_start_methods(self, facts: FileFacts):
+        """``Loader.methods`` of a loader built in ``facts`` with no context of its own: the start
+        methods in force there (``global_start_methods``). A planning model builds its loaders and
+        asks none their start methods (which entry scripts reach a loader's file, and what they
+        set, are the rules' questions): there, a function computing them if asked (NeMo, a cold
+        run: 0.3 -> 0.1 s), through a weak reference: a loader referring to its model would keep
+        each planning model, its loaders and memos, alive until the run ends (the cyclic
+        collector is paused); ``ProgramModel.settle`` makes the final model's loaders refer to it."""
+        if self.planning and not self.settled:
+            return partial(_start_methods_in, weakref.ref(self), facts)
+        return self.global_start_methods(facts)
 
     def global_start_methods(self, facts: FileFacts) -> frozenset[str]:
         """The start method set by set_start_method for code in ``facts``, else the defaults (as

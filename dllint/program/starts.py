@@ -165,7 +165,7 @@ class Starts:
             callee=site["callee"], span=site["span"], func_span=site["span"], scope=facts.module,
             args={"num_workers": Value("const", text, site["span"], const=default)}, module_level=True, target=site.get("target"),
         )
-        return Loader(facts, call, "yes", None, self.global_start_methods(facts))
+        return Loader(facts, call, "yes", None, self.loader_start_methods(facts))
 
     def factory_loaders(self, facts) -> list:
         """What calls of code we cannot see into build when given ``num_workers`` (a loader
