@@ -227,3 +227,43 @@ def test_a_worker_stores_its_facts_in_the_cache_only_once_no_job_runs(tmp_path):
     cache.fingerprint = "print"
     assert cache.facts_key(b"h" * 16, "/p/a.py", "a", "/p", False) == key
     assert serial.same_facts(cache.load_facts(key), facts)
+
+
+def test_facts_travel_from_a_worker_as_their_fields_and_come_back_equal():
+    """Facts cross from the worker processes to the parent by pickle: each dataclass goes as its
+    class and its fields' values (dllint.model.pickled_by_fields), not as one dict of slot names per
+    object, and comes back equal, of the same types, frozen where it was."""
+    import dataclasses
+    import pickle
+
+    from dllint.engine import all_rules
+    from dllint.facts.extract import extract
+    from dllint.model import Span
+    from dllint.names import DATALOADER_CLASSES
+    from dllint.serial import same_facts
+
+    src = b'''
+import json
+from torch.utils.data import DataLoader, Dataset
+
+class Lines(Dataset):
+    def __init__(self, path):
+        self.items = [json.loads(x) for x in open(path)]  # noqa: DL101
+    def __getitem__(self, i):
+        return self.items[i]
+
+if __name__ == "__main__":
+    DataLoader(Lines("a.jsonl"), num_workers=4)
+'''
+    facts = extract("/p/m.py", "m", "/p", False, src, all_rules(), DATALOADER_CLASSES, frozenset())
+    assert facts.error is None and facts.loaders and facts.classes and facts.noqa
+    blob = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
+    back = pickle.loads(blob)
+    assert back == facts and same_facts(back, facts)
+    # no object carries its field names: a class and its values
+    for name in (b"end_row", b"qualname", b"args_ir", b"imported_modules"):
+        assert name not in blob
+    span = pickle.loads(pickle.dumps(Span(3, 1, 4, 2)))
+    assert span == Span(3, 1, 4, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        span.row = 1

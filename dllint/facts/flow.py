@@ -42,6 +42,7 @@ import sys
 from dataclasses import dataclass, field
 
 from dllint.facts.context import NODE_FIELDS, node_fields
+from dllint.model import pickled_by_fields
 from dllint.names import CUDA_INIT_FUNCTIONS, SHARDING_NAMES
 
 MAX_ELTS = 8
@@ -67,6 +68,7 @@ _OPS = {
 }
 
 
+@pickled_by_fields
 @dataclass(slots=True)
 class Flow:
     """What one function does with values (plain data)."""

@@ -8,7 +8,7 @@ import tokenize
 from dataclasses import dataclass
 
 from dllint.facts.extract import _CODE, _NOQA
-from dllint.model import Diagnostic, Edit, Fix, Span
+from dllint.model import Diagnostic, Edit, Fix, Span, pickled_by_fields
 from dllint.rules.base import Rule
 from dllint.textutil import split_lines
 
@@ -16,6 +16,7 @@ from dllint.textutil import split_lines
 _MAYBE_DL_NOQA = re.compile(r"noqa\s*:[^\n\r]*?DL[0-9]", re.IGNORECASE)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class NoqaComment:
     """A ``# noqa: ...`` directive found in a real comment token (never inside a string)."""
