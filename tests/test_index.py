@@ -369,6 +369,54 @@ class Cached(Lines):
     assert idx.attr_value(by_name["Packed"], "items").kinds == frozenset({"ndarray"})
 
 
+POSES = """
+import json
+import torch
+from torch.utils.data import Dataset
+class Poses(Dataset):
+    def __init__(self, path, train=True):
+        self.train_mode = train
+        with open(path) as fh:
+            self.anno = json.load(fh)
+        self.train, self.valid = [], []
+        for i, rec in enumerate(self.anno):
+            if rec["val"]:
+                self.valid.append(i)
+            else:
+                self.train.append(i)
+        self.mean = self._mean()
+    def _mean(self):
+        total = torch.zeros(3)
+        for i in self.train:
+            total += torch.tensor(self.anno[i]["rgb"])
+        return total / len(self.train)
+    def __getitem__(self, k):
+        i = self.train[k] if self.train_mode else self.valid[k]
+        return torch.tensor(self.anno[i]["rgb"]) - self.mean
+    def __len__(self):
+        return len(self.train) if self.train_mode else len(self.valid)
+"""
+
+
+def test_what_an_attribute_holds_does_not_depend_on_what_was_asked_before_it():
+    # ``self.train`` asked first: the worker code's reach (which methods the workers run) asks
+    # what ``self.valid`` holds, whose loop index reads ``self.anno``, whose own writes ask the
+    # worker code again, which asks ``self.train`` (with the workers' writes) while the loop
+    # index is still being computed: that answer read it as nothing and must not be kept
+    facts = facts_of(POSES)
+    answers = []
+    for first in ([], ["anno"], ["valid"], ["mean", "valid"], ["train_mode"]):
+        idx = build(facts)
+        idx.settle()
+        poses = idx.resolve("m.Poses", "/x")
+        for attr in first:
+            idx.attr_value(poses, attr)
+        train = idx.attr_value(poses, "train")
+        assert train.kinds == frozenset({"list"}) and train.elem.kinds == frozenset({"int"}), first
+        answers.append(train)
+    assert all(a == answers[0] for a in answers)
+
+
 def test_a_forwarding_subclass_passes_on_what_its_callers_pass_before_a_star():
     # ``Sub(files, *extra)`` through ``def __init__(self, *args, **kwargs)``: ``files`` is passed
     # positionally before the star, so it is what ``Base.__init__`` gets as ``files``

@@ -87,6 +87,7 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         # computed by nesting level, what is provisional on a cycle still open, and its budgets
         self._val_memo: dict = {}
         self._active: dict = {}
+        self._reentered: dict = {}  # expressions being evaluated -> their level (values.py)
         self._provisional: list = []
         self._prov_low: dict = {}
         self._low = NO_CYCLE

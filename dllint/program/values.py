@@ -780,26 +780,38 @@ class Values:
     def _memo_hit(self, memo, key) -> Val:
         level = self._active.get(key)
         if level is None:
-            level = self._prov_low.get(key)
+            level = self._reentered.get(key)
+            if level is None:
+                level = self._prov_low.get(key)
         if level is not None and level < self._low:
             self._low = level
         return memo[key]
 
     def _memo_start(self, memo, key, tracked: bool = True) -> tuple[int, int, int]:
-        """``tracked``: a value whose cycles matter (an attribute, a parameter); an expression
-        re-entered while being evaluated (a recursion of the evaluator itself) just reads BOTTOM."""
+        """``tracked``: a value whose cycles matter (an attribute, a parameter, a local: read back
+        while computed, ``_ev_selfattr`` and the calls ask whether it is the innermost in
+        progress); an expression re-entered while being evaluated reads BOTTOM too, and what read
+        it is provisional as well (``_reentered``): kept as final, it held BOTTOM where the
+        expression holds more, and which value of a cycle was asked first decided what the
+        others held (a loop index ``for i, r in enumerate(self.anno)`` read as unknown by the
+        worker code's ``self.train.append(i)`` while ``self.anno`` was being computed, then
+        memoized: ``bench/order_check.py``)."""
         memo[key] = BOTTOM
         active = self._active
-        level = len(active) + 1
+        reentered = self._reentered
+        level = len(active) + len(reentered) + 1
         if tracked:
             active[key] = level
+        else:
+            reentered[key] = level
         saved = self._low
         self._low = NO_CYCLE
         return saved, len(self._provisional), level
 
     def _memo_finish(self, memo, key, result: Val, started: tuple[int, int, int]) -> Val:
         saved, mark, level = started
-        self._active.pop(key, None)
+        if self._active.pop(key, None) is None:
+            self._reentered.pop(key, None)
         low = self._low
         memo[key] = result
         provisional = self._provisional
