@@ -145,3 +145,19 @@ def test_sweep_runs_each_repository_three_ways_and_reports_what_must_not_happen(
     out = capsys.readouterr().out
     assert "one: findings differ: 1 only filtered, 1 only with every file parsed" in out
     assert "one:   every file: a.py:3:1: DL101 from b.py" in out and "DL000" not in out
+
+
+def test_order_check_asks_each_datasets_attributes_in_both_orders(tmp_path, capsys):
+    """The answers of two fresh models asked in opposite orders are compared, attribute by
+    attribute (none differs: the evaluator's answers do not depend on the order)."""
+    from test_index import POSES
+
+    tool = _tool("order_check")
+    repo = tmp_path / "poses"
+    repo.mkdir()
+    (repo / ".git").mkdir()
+    (repo / "ds.py").write_text(POSES + "\nif __name__ == '__main__':\n    torch.utils.data.DataLoader(Poses('p.json'), num_workers=2)\n")
+    assert tool.main([str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "poses: 5 attributes, 0 depend on the order" in out
+    assert out.strip().endswith("total: 5 attributes, 0 depend on the order")
