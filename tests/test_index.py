@@ -417,6 +417,45 @@ def test_what_an_attribute_holds_does_not_depend_on_what_was_asked_before_it():
     assert all(a == answers[0] for a in answers)
 
 
+def test_a_list_sorted_back_into_itself_holds_what_was_appended_whichever_value_was_asked_first():
+    # ``self.paths = natural(self.paths)`` reads the attribute back while its value is computed
+    # (neutral: it holds what the loop appended). Asked first, the worker code's reach asks the
+    # same attribute with the workers' writes inside that computation: the read back is still
+    # the attribute's own, not unknown
+    src = """
+import os
+from PIL import Image
+from torch.utils.data import Dataset
+def natural(names):
+    return sorted(names, key=lambda n: (len(n), n))
+class Scans(Dataset):
+    def __init__(self, root, opt):
+        self.opt = opt
+        self.paths = []
+        for folder, _, names in os.walk(root):
+            for name in names:
+                if name.endswith(".png"):
+                    self.paths.append(os.path.join(folder, name))
+        self.paths = natural(self.paths)
+        self.n = len(self.paths)
+    def __len__(self):
+        return self.n
+    def __getitem__(self, index):
+        if self.opt.gray:
+            return Image.open(self.paths[index]).convert("L")
+        return Image.open(self.paths[index]).convert("RGB")
+"""
+    facts = facts_of(src)
+    for first in ([], ["n"], ["opt"]):
+        idx = build(facts)
+        idx.settle()
+        scans = idx.resolve("m.Scans", "/x")
+        for attr in first:
+            idx.attr_value(scans, attr)
+        paths = idx.attr_value(scans, "paths")
+        assert paths.kinds == frozenset({"list"}) and paths.elem.kinds == frozenset({"str"}) and paths.size == "data", first
+
+
 def test_a_forwarding_subclass_passes_on_what_its_callers_pass_before_a_star():
     # ``Sub(files, *extra)`` through ``def __init__(self, *args, **kwargs)``: ``files`` is passed
     # positionally before the star, so it is what ``Base.__init__`` gets as ``files``

@@ -1480,8 +1480,11 @@ class Values:
         if v.is_bottom:
             active = self._active
             key = ("attr", env.self_cls.key, attr, False)
+            # (the innermost value in progress may be the same attribute with the workers'
+            # writes counted, asked by the worker code's reach while this one is computed)
+            innermost = max(active, key=active.get) if key in active else None
             if (
-                key in active and max(active, key=active.get) == key and self.__dict__.get("_looping") != key
+                innermost is not None and innermost[:3] == key[:3] and self.__dict__.get("_looping") not in (key, innermost)
                 and self._set_first(env.self_cls, attr)
             ):
                 # read back by its own write while its value is computed, after the project's code
