@@ -403,18 +403,24 @@ def test_what_an_attribute_holds_does_not_depend_on_what_was_asked_before_it():
     # what ``self.valid`` holds, whose loop index reads ``self.anno``, whose own writes ask the
     # worker code again, which asks ``self.train`` (with the workers' writes) while the loop
     # index is still being computed: that answer read it as nothing and must not be kept
-    facts = facts_of(POSES)
-    answers = []
-    for first in ([], ["anno"], ["valid"], ["mean", "valid"], ["train_mode"]):
+    answers = _asked_after(POSES, "m.Poses", "train", ([], ["anno"], ["valid"], ["mean", "valid"], ["train_mode"]))
+    for first, train in answers:
+        assert train.kinds == frozenset({"list"}) and train.elem.kinds == frozenset({"int"}), first
+    assert all(train == answers[0][1] for _, train in answers)
+
+
+def _asked_after(src: str, cls: str, attr: str, orders) -> list:
+    """[(questions asked first, what ``attr`` holds then)], each on a fresh settled model."""
+    facts = facts_of(src)
+    out = []
+    for first in orders:
         idx = build(facts)
         idx.settle()
-        poses = idx.resolve("m.Poses", "/x")
-        for attr in first:
-            idx.attr_value(poses, attr)
-        train = idx.attr_value(poses, "train")
-        assert train.kinds == frozenset({"list"}) and train.elem.kinds == frozenset({"int"}), first
-        answers.append(train)
-    assert all(a == answers[0] for a in answers)
+        ref = idx.resolve(cls, "/x")
+        for other in first:
+            idx.attr_value(ref, other)
+        out.append((first, idx.attr_value(ref, attr)))
+    return out
 
 
 def test_a_list_sorted_back_into_itself_holds_what_was_appended_whichever_value_was_asked_first():
@@ -445,14 +451,7 @@ class Scans(Dataset):
             return Image.open(self.paths[index]).convert("L")
         return Image.open(self.paths[index]).convert("RGB")
 """
-    facts = facts_of(src)
-    for first in ([], ["n"], ["opt"]):
-        idx = build(facts)
-        idx.settle()
-        scans = idx.resolve("m.Scans", "/x")
-        for attr in first:
-            idx.attr_value(scans, attr)
-        paths = idx.attr_value(scans, "paths")
+    for first, paths in _asked_after(src, "m.Scans", "paths", ([], ["n"], ["opt"])):
         assert paths.kinds == frozenset({"list"}) and paths.elem.kinds == frozenset({"str"}) and paths.size == "data", first
 
 
