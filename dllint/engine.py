@@ -494,8 +494,10 @@ class Engine:
                 return built
 
             converged = False
+            fresh = None  # a model of the files parsed so far that no question has carried values into
             for _ in range(MAX_ROUNDS):
-                index = model()
+                index = fresh if fresh is not None else model()
+                fresh = None
                 new = self._parseable(self._demands(index, data, facts, seen_names, entries, read_errors, focus), explicit, data, entries, read_errors)
                 if not new and focus is not None:
                     # (a model of its own: the values it asks are not the answers the rules get)
@@ -504,7 +506,9 @@ class Engine:
                     converged = True
                     break
                 facts.update(compute(new))
-                self._chase(index.chains, facts, data, entries, read_errors, explicit, compute, model)
+                fresh = self._chase(index.chains, facts, data, entries, read_errors, explicit, compute, model)
+                if not names_workers:
+                    fresh = None  # (the chase's models assume workers may be named; the rounds' do not)
             else:
                 index = model()
                 notes.append(self._unsettled_note(new))
@@ -990,25 +994,31 @@ class Engine:
             used = used or (kind == "attr" and old)
         return used
 
-    def _chase(self, chains, facts, data, entries, read_errors, explicit, compute, model) -> None:
+    def _chase(self, chains, facts, data, entries, read_errors, explicit, compute, model) -> ProgramModel | None:
         """Follow the chains a round's questions were on when they met unparsed files (base
         classes, re-exports, values and worker code reaching into another file's function:
         ``ProgramModel.chase``), on cheap models of the files parsed so far: one file per link,
         without a whole round of demands per link. Each model takes the values the one before it
-        computed (``ProgramModel.carry_values``)."""
+        computed (``ProgramModel.carry_values``).
+
+        Returns the chase's first model when its questions asked for no file: a model of the
+        files the next round asks, which took no values from another (a fresh one, as the rounds'
+        are), so that round asks it instead of building the same model again (dgl: a model's
+        worker code and loaders, 0.8 s); None otherwise."""
         earlier = None
         for _ in range(MAX_ROUNDS):
             if not chains:
-                return
+                return None
             link = model(True)  # (the chase's models assume workers may be named)
             if earlier is not None:
                 link.carry_values(earlier)
             new = self._parseable({p for p in link.chase(chains) if p not in facts}, explicit, data, entries, read_errors)
             chains = link.chains  # the questions that met the files parsed next: the rest ended
             if not new:
-                return
+                return link if earlier is None else None
             facts.update(compute(new))
             earlier = link
+        return None
 
     def _unparsed_imports(self, paths, facts, data, entries, read_errors, oversized) -> dict:
         """What the project's files not parsed so far import, read from their bytes (path ->

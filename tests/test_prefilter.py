@@ -248,6 +248,45 @@ def test_the_chase_hands_values_on_but_every_round_of_demands_starts_fresh(tmp_p
     assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
 
 
+def test_a_round_after_a_chase_that_asked_for_nothing_asks_the_chases_fresh_model(tmp_path, monkeypatch):
+    """The chase's first model takes no values from another: when its questions ask for no
+    file, it is a model of the files the next round asks, built as that round's would be, and
+    the round asks it instead of building the same model again (dgl's cold run: 0.8 s a model).
+    Every model a round asks is still one that took no values, and the findings are those of a
+    run parsing every file."""
+    from dllint.engine import Engine
+    from dllint.program.model import ProgramModel
+
+    built, takers, rounds = [], [], []
+    real_init, real_carry, real_demands = ProgramModel.__init__, ProgramModel.carry_values, Engine._demands
+
+    def init(self, files, *args, **kwargs):
+        real_init(self, files, *args, **kwargs)
+        built.append((self, frozenset(files)))
+
+    def carry(self, earlier):
+        takers.append(self)
+        return real_carry(self, earlier)
+
+    def demands(self, index, *args, **kwargs):
+        rounds.append(index)
+        return real_demands(self, index, *args, **kwargs)
+
+    monkeypatch.setattr(ProgramModel, "__init__", init)
+    monkeypatch.setattr(ProgramModel, "carry_values", carry)
+    monkeypatch.setattr(Engine, "_demands", demands)
+    _write(tmp_path, MIXIN_PROJECT)  # the first round wants mixins.py; the chase, nothing more
+    analysis = _analyse(tmp_path)
+    assert len(rounds) == 2
+    fresh = [(model, files) for model, files in built if model not in takers]
+    # (no two models that took no values were built of the same files)
+    assert len({files for _model, files in fresh}) == len(fresh)
+    assert rounds[1] in [model for model, _files in fresh]
+    assert rounds[1] is not rounds[0] and not set(map(id, rounds)) & set(map(id, takers))
+    assert _findings(analysis) == ["mixins.py:6:DL201"]
+    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
+
+
 def test_planning_that_does_not_settle_says_so(tmp_path, monkeypatch, demand_rounds):
     """Planning stops after ``MAX_ROUNDS`` rounds of demands. A run stopped there while a round
     still found files to parse says so: ``Analysis.notes``, printed by ``dllint check`` as a
