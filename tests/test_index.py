@@ -1456,3 +1456,81 @@ def test_a_files_importers_through_a_cycle_of_imports_are_the_files_reaching_it(
     assert importers("b") == ["a", "c", "d"]
     assert importers("c") == ["d"]
     assert importers("d") == [] and importers("e") == []
+
+
+def _counting(monkeypatch, cls, name: str) -> list:
+    """The first argument after ``self`` of each call of ``cls.name`` (monkeypatched)."""
+    calls: list = []
+    real = getattr(cls, name)
+
+    def counted(self, *args, **kwargs):
+        calls.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, counted)
+    return calls
+
+
+def test_a_resolution_that_met_no_unparsed_file_is_kept_for_the_runs_later_planning_models(monkeypatch):
+    # files are only added while a run plans: a name resolved through parsed files alone means
+    # the same in every later model of the same layout, which takes the answer as it is (the same
+    # objects); one that met an unparsed file is resolved again once that file is parsed
+    from dllint.program.symbols import Symbols
+
+    a = extract("/p/a.py", "a", "/p", False, b"from torch.utils.data import Dataset\nclass Ds(Dataset):\n    pass\n")
+    b = extract("/p/b.py", "b", "/p", False, b"from a import Ds\nfrom x import Thing\n")
+    x = extract("/p/x.py", "x", "/p", False, b"class Thing:\n    pass\n")
+    layout = Layout.from_facts({f.path: f for f in (a, b, x)})
+    carry: dict = {}
+    first = ProgramModel({a.path: a, b.path: b}, Settings(), layout, carry)
+    ds = first.resolve("b.Ds", "/p")
+    assert ds.key == ("/p/a.py", "a.Ds") and first.resolve("b.Thing", "/p") is None
+    assert first.misses == {"/p/x.py"}
+    resolved = _counting(monkeypatch, Symbols, "_resolve")
+    second = ProgramModel({a.path: a, b.path: b, x.path: x}, Settings(), layout, carry)
+    assert second.resolve("b.Ds", "/p") is ds and resolved == []
+    assert second.resolve("b.Thing", "/p").key == ("/p/x.py", "x.Thing") and "b.Thing" in resolved
+    assert not second.misses
+    # without the run's carry, a model resolves it itself
+    alone = ProgramModel({a.path: a, b.path: b, x.path: x}, Settings(), layout)
+    assert alone.resolve("b.Ds", "/p").key == ds.key and resolved.count("b.Ds") == 1
+
+
+def test_a_resolution_inside_a_cycle_of_re_exports_is_not_kept_for_later_models(monkeypatch):
+    # ``from q import X`` in p.py and ``from p import X`` in q.py: a resolution in progress
+    # resolves to nothing, and what met it depends on which was asked first; not kept, nor is
+    # the MRO of a class whose base is such a name
+    from dllint.program.symbols import Symbols
+
+    p = extract("/p/p.py", "p", "/p", False, b"from q import X\n")
+    q = extract("/p/q.py", "q", "/p", False, b"from p import X\n")
+    c = extract("/p/c.py", "c", "/p", False, b"from p import X\nclass C(X):\n    pass\n")
+    layout = Layout.from_facts({f.path: f for f in (p, q, c)})
+    carry: dict = {}
+    files = {f.path: f for f in (p, q, c)}
+    first = ProgramModel(files, Settings(), layout, carry)
+    assert first.resolve("p.X", "/p") is None
+    cls = first.resolve("c.C", "/p")
+    assert [r.key for r in first.mro(cls)] == [cls.key]
+    resolved = _counting(monkeypatch, Symbols, "_resolve")
+    ordered = _counting(monkeypatch, Symbols, "_mro")
+    second = ProgramModel(files, Settings(), layout, carry)
+    assert second.resolve("p.X", "/p") is None and "p.X" in resolved
+    assert [r.key for r in second.mro(second.resolve("c.C", "/p"))] == [cls.key] and len(ordered) == 1
+
+
+def test_a_classes_mro_through_parsed_files_is_kept_for_the_runs_later_planning_models(monkeypatch):
+    from dllint.program.symbols import Symbols
+
+    a = extract("/p/a.py", "a", "/p", False, b"class Base:\n    def __getitem__(self, i):\n        return i\n")
+    b = extract("/p/b.py", "b", "/p", False, b"from a import Base\nclass Ds(Base):\n    pass\n")
+    layout = Layout.from_facts({f.path: f for f in (a, b)})
+    carry: dict = {}
+    first = ProgramModel({a.path: a, b.path: b}, Settings(), layout, carry)
+    chain = first.mro(first.resolve("b.Ds", "/p"))
+    ordered = _counting(monkeypatch, Symbols, "_mro")
+    second = ProgramModel({a.path: a, b.path: b}, Settings(), layout, carry)
+    again = second.mro(second.resolve("b.Ds", "/p"))
+    assert [r.key for r in again] == [r.key for r in chain] == [("/p/b.py", "b.Ds"), ("/p/a.py", "a.Base")]
+    assert ordered == [] and all(x is y for x, y in zip(again, chain))
+    assert second.find_method(again[0], "__getitem__").key == ("/p/a.py", "a.Base.__getitem__")

@@ -37,13 +37,15 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
     ``layout`` the project's files and import roots (dllint/program/layout.py)."""
 
     def __init__(self, files: dict[str, FileFacts], settings, layout: Layout | None = None, carry: dict | None = None, unparsed_imports: dict | None = None):
-        # path order: deterministic answers; a package module that runs as a script also imports
-        # from its own folder (layout.ScriptRoot)
-        self.files = {path: _with_import_root(files[path]) for path in sorted(files)}
         self._given = files
         # what the models of one run's planning hand on to the next (same layout, more files):
         # answers about a file's own code that no file parsed since can change (``carried_store``)
         self._carry = carry if carry is not None else {}
+        # path order: deterministic answers; a package module that runs as a script also imports
+        # from its own folder (layout.ScriptRoot): that copy of its facts is made once a run, so
+        # every planning model holds the same objects (answers one hands on name them)
+        rooted = self.carried_store("rooted")
+        self.files = {path: self.kept(rooted, path) or self.keep(rooted, path, _with_import_root(files[path])) for path in sorted(files)}
         self.settings = settings
         self.layout = layout if layout is not None else Layout.from_facts(self.files)
         # what the project's files that are not analysed import, read from their bytes by the
@@ -81,6 +83,11 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress
         self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str]]] = {}
         self._resolve_budget = MAX_RESOLVE_STEPS
+        # the resolutions and MROs in progress, each with whether it met a cycle (``_unsettled``),
+        # and the answers final for the run that planning's models hand on (``resolve``, ``mro``)
+        self._open_answers: list[list[bool]] = []
+        self._final_resolutions: dict | None = None
+        self._final_mros: dict | None = None
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
         # the value evaluator's state (dllint/program/values.py): its memo, the values being

@@ -18,6 +18,8 @@ from dllint.program.layout import AMBIGUOUS
 from dllint.program.refs import ClassRef, FuncRef
 
 MAX_RESOLVE_STEPS = 300  # name lookups one resolution may take (re-exports, star imports)
+_RESOLVING = (None, frozenset(), True)  # a resolution's memo entry while it is in progress
+_NOT_KEPT = object()
 
 
 class Symbols:
@@ -83,23 +85,45 @@ class Symbols:
         memo = self._resolve_memo
         found = memo.get(key)
         if found is not None:
+            if found is _RESOLVING or found[2]:  # in progress (a cycle resolves to nothing), or met one
+                self._unsettled()
+                if found is _RESOLVING:
+                    return None
             if found[1]:
                 self._missed(found[1])
                 if not self._quiet and _depth == 0:
                     self.chains.add(("resolve", qualname, root))
             return found[0]
+        final = self._final_resolutions
+        if final is None:
+            final = self._final_resolutions = self.carried_store("resolve", on_layout=True) if self.layout.bounded else {}
+        found = final.get(key, _NOT_KEPT)
+        if found is not _NOT_KEPT:  # an earlier planning model's answer, final for the run
+            memo[key] = (found, frozenset(), False)
+            return found
         if _depth == 0:
             self._resolve_budget = MAX_RESOLVE_STEPS
         self._resolve_budget -= 1
         if self._resolve_budget < 0:
             return None  # star-import webs: give up (not memoized: a later, cheaper path may work)
-        memo[key] = (None, frozenset())  # in progress: a cycle resolves to nothing
-        with self._tracking() as deps:
-            result = self._resolve(qualname, root, _depth)
+        memo[key] = _RESOLVING
+        cell = [False]
+        self._open_answers.append(cell)
+        try:
+            with self._tracking() as deps:
+                result = self._resolve(qualname, root, _depth)
+        finally:
+            self._open_answers.pop()
         if result is None and self._resolve_budget < 0:
             del memo[key]
         else:
-            memo[key] = (result, frozenset(deps))
+            memo[key] = (result, frozenset(deps), cell[0])
+            if not deps and not cell[0] and self.layout.bounded:
+                # it met no unparsed file and no resolution in progress: parsing more files
+                # cannot change it, and the run's later planning models (same layout, more
+                # files) take it as it is (the files' facts objects are the same in each:
+                # ``ProgramModel.__init__``)
+                final[key] = result
         if deps and not self._quiet and _depth == 0:
             self.chains.add(("resolve", qualname, root))
         return result
@@ -275,16 +299,40 @@ class Symbols:
     def mro(self, ref: ClassRef) -> list[ClassRef]:
         """The class and its project ancestors, depth-first left-to-right without repeats."""
         memo = self.__dict__.setdefault("_mro_memo", {})  # facts do not change under an index
-        found = memo.get(ref.key)
+        key = ref.key
+        found = memo.get(key)
         if found is None:
-            with self._tracking() as deps:
-                chain = self._mro(ref)
-            found = memo[ref.key] = (chain, frozenset(deps))
+            final = self._final_mros
+            if final is None:
+                final = self._final_mros = self.carried_store("mro", on_layout=True) if self.layout.bounded else {}
+            chain = final.get(key)
+            if chain is not None:  # an earlier planning model's answer, final for the run
+                found = memo[key] = (chain, frozenset(), False)
+            else:
+                cell = [False]
+                self._open_answers.append(cell)
+                try:
+                    with self._tracking() as deps:
+                        chain = self._mro(ref)
+                finally:
+                    self._open_answers.pop()
+                found = memo[key] = (chain, frozenset(deps), cell[0])
+                if not deps and not cell[0] and self.layout.bounded:
+                    final[key] = chain  # (its bases' resolutions are final: ``resolve``)
         else:
             self._missed(found[1])
+            if found[2]:
+                self._unsettled()
         if found[1] and not self._quiet:
             self.chains.add(("mro", ref.key))
         return list(found[0])
+
+    def _unsettled(self) -> None:
+        """The answers in progress met a resolution in progress (a cycle of re-exports), or an
+        answer that did: what they find depends on which was asked first, and they are not kept
+        for the run's later planning models (``resolve``, ``mro``)."""
+        for cell in self._open_answers:
+            cell[0] = True
 
     def hierarchy_methods(self, ref: ClassRef) -> list[FuncRef]:
         """The methods of the class and of its project ancestors (in ``mro`` order) whose flow
