@@ -1458,6 +1458,12 @@ def test_a_files_importers_through_a_cycle_of_imports_are_the_files_reaching_it(
     assert importers("d") == [] and importers("e") == []
 
 
+def _modules(**sources: bytes) -> tuple[dict, Layout]:
+    """(path -> facts, their layout) of top-level modules of a project at /p, by name."""
+    files = {f"/p/{name}.py": extract(f"/p/{name}.py", name, "/p", False, src) for name, src in sources.items()}
+    return files, Layout.from_facts(files)
+
+
 def _counting(monkeypatch, cls, name: str) -> list:
     """The first argument after ``self`` of each call of ``cls.name`` (monkeypatched)."""
     calls: list = []
@@ -1477,10 +1483,12 @@ def test_a_resolution_that_met_no_unparsed_file_is_kept_for_the_runs_later_plann
     # objects); one that met an unparsed file is resolved again once that file is parsed
     from dllint.program.symbols import Symbols
 
-    a = extract("/p/a.py", "a", "/p", False, b"from torch.utils.data import Dataset\nclass Ds(Dataset):\n    pass\n")
-    b = extract("/p/b.py", "b", "/p", False, b"from a import Ds\nfrom x import Thing\n")
-    x = extract("/p/x.py", "x", "/p", False, b"class Thing:\n    pass\n")
-    layout = Layout.from_facts({f.path: f for f in (a, b, x)})
+    files, layout = _modules(
+        a=b"from torch.utils.data import Dataset\nclass Ds(Dataset):\n    pass\n",
+        b=b"from a import Ds\nfrom x import Thing\n",
+        x=b"class Thing:\n    pass\n",
+    )
+    a, b, x = files.values()
     carry: dict = {}
     first = ProgramModel({a.path: a, b.path: b}, Settings(), layout, carry)
     ds = first.resolve("b.Ds", "/p")
@@ -1502,12 +1510,8 @@ def test_a_resolution_inside_a_cycle_of_re_exports_is_not_kept_for_later_models(
     # the MRO of a class whose base is such a name
     from dllint.program.symbols import Symbols
 
-    p = extract("/p/p.py", "p", "/p", False, b"from q import X\n")
-    q = extract("/p/q.py", "q", "/p", False, b"from p import X\n")
-    c = extract("/p/c.py", "c", "/p", False, b"from p import X\nclass C(X):\n    pass\n")
-    layout = Layout.from_facts({f.path: f for f in (p, q, c)})
+    files, layout = _modules(p=b"from q import X\n", q=b"from p import X\n", c=b"from p import X\nclass C(X):\n    pass\n")
     carry: dict = {}
-    files = {f.path: f for f in (p, q, c)}
     first = ProgramModel(files, Settings(), layout, carry)
     assert first.resolve("p.X", "/p") is None
     cls = first.resolve("c.C", "/p")
@@ -1522,14 +1526,14 @@ def test_a_resolution_inside_a_cycle_of_re_exports_is_not_kept_for_later_models(
 def test_a_classes_mro_through_parsed_files_is_kept_for_the_runs_later_planning_models(monkeypatch):
     from dllint.program.symbols import Symbols
 
-    a = extract("/p/a.py", "a", "/p", False, b"class Base:\n    def __getitem__(self, i):\n        return i\n")
-    b = extract("/p/b.py", "b", "/p", False, b"from a import Base\nclass Ds(Base):\n    pass\n")
-    layout = Layout.from_facts({f.path: f for f in (a, b)})
+    files, layout = _modules(
+        a=b"class Base:\n    def __getitem__(self, i):\n        return i\n", b=b"from a import Base\nclass Ds(Base):\n    pass\n"
+    )
     carry: dict = {}
-    first = ProgramModel({a.path: a, b.path: b}, Settings(), layout, carry)
+    first = ProgramModel(files, Settings(), layout, carry)
     chain = first.mro(first.resolve("b.Ds", "/p"))
     ordered = _counting(monkeypatch, Symbols, "_mro")
-    second = ProgramModel({a.path: a, b.path: b}, Settings(), layout, carry)
+    second = ProgramModel(files, Settings(), layout, carry)
     again = second.mro(second.resolve("b.Ds", "/p"))
     assert [r.key for r in again] == [r.key for r in chain] == [("/p/b.py", "b.Ds"), ("/p/a.py", "a.Base")]
     assert ordered == [] and all(x is y for x, y in zip(again, chain))

@@ -217,43 +217,9 @@ def test_what_a_loader_is_given_is_followed_link_by_link_not_a_round_per_file(tm
     assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
 
 
-def test_the_chase_hands_values_on_but_every_round_of_demands_starts_fresh(tmp_path, monkeypatch):
-    """The models of planning's chase take the values the model before computed
-    (``ProgramModel.carry_values``: a value that a file parsed since would change stays as it
-    was), so the chase only chooses which files are parsed sooner. The rounds of demands, which
-    decide when planning is over, are asked of models that take nothing: the files parsed are
-    those a fresh evaluation of every question needs, and the findings those of a run parsing
-    every file."""
-    from dllint.engine import Engine
-    from dllint.program.model import ProgramModel
-
-    takers, rounds = [], []
-    real_carry, real_demands = ProgramModel.carry_values, Engine._demands
-
-    def carry(self, earlier):
-        takers.append(self)
-        return real_carry(self, earlier)
-
-    def demands(self, index, *args, **kwargs):
-        rounds.append(index)
-        return real_demands(self, index, *args, **kwargs)
-
-    monkeypatch.setattr(ProgramModel, "carry_values", carry)
-    monkeypatch.setattr(Engine, "_demands", demands)
-    _write(tmp_path, HELPER_CHAIN)
-    analysis = _analyse(tmp_path)
-    assert takers and rounds  # (the chase ran, link by link)
-    assert not {id(m) for m in takers} & {id(m) for m in rounds}
-    assert {Path(p).name for p in analysis.project.files} == set(HELPER_CHAIN)
-    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
-
-
-def test_a_round_after_a_chase_that_asked_for_nothing_asks_the_chases_fresh_model(tmp_path, monkeypatch):
-    """The chase's first model takes no values from another: when its questions ask for no
-    file, it is a model of the files the next round asks, built as that round's would be, and
-    the round asks it instead of building the same model again (dgl's cold run: 0.8 s a model).
-    Every model a round asks is still one that took no values, and the findings are those of a
-    run parsing every file."""
+def _watch_planning(monkeypatch) -> tuple[list, list, list]:
+    """([(model, its files)] of every model built, the models that took an earlier one's values
+    (``carry_values``), the models the rounds of demands asked), filled as a run plans."""
     from dllint.engine import Engine
     from dllint.program.model import ProgramModel
 
@@ -275,6 +241,32 @@ def test_a_round_after_a_chase_that_asked_for_nothing_asks_the_chases_fresh_mode
     monkeypatch.setattr(ProgramModel, "__init__", init)
     monkeypatch.setattr(ProgramModel, "carry_values", carry)
     monkeypatch.setattr(Engine, "_demands", demands)
+    return built, takers, rounds
+
+
+def test_the_chase_hands_values_on_but_every_round_of_demands_starts_fresh(tmp_path, monkeypatch):
+    """The models of planning's chase take the values the model before computed
+    (``ProgramModel.carry_values``: a value that a file parsed since would change stays as it
+    was), so the chase only chooses which files are parsed sooner. The rounds of demands, which
+    decide when planning is over, are asked of models that take nothing: the files parsed are
+    those a fresh evaluation of every question needs, and the findings those of a run parsing
+    every file."""
+    _built, takers, rounds = _watch_planning(monkeypatch)
+    _write(tmp_path, HELPER_CHAIN)
+    analysis = _analyse(tmp_path)
+    assert takers and rounds  # (the chase ran, link by link)
+    assert not {id(m) for m in takers} & {id(m) for m in rounds}
+    assert {Path(p).name for p in analysis.project.files} == set(HELPER_CHAIN)
+    assert _findings(analysis) == _findings(_analyse(tmp_path, prefilter=False))
+
+
+def test_a_round_after_a_chase_that_asked_for_nothing_asks_the_chases_fresh_model(tmp_path, monkeypatch):
+    """The chase's first model takes no values from another: when its questions ask for no
+    file, it is a model of the files the next round asks, built as that round's would be, and
+    the round asks it instead of building the same model again (dgl's cold run: 0.8 s a model).
+    Every model a round asks is still one that took no values, and the findings are those of a
+    run parsing every file."""
+    built, takers, rounds = _watch_planning(monkeypatch)
     _write(tmp_path, MIXIN_PROJECT)  # the first round wants mixins.py; the chase, nothing more
     analysis = _analyse(tmp_path)
     assert len(rounds) == 2
