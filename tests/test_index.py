@@ -1538,3 +1538,17 @@ def test_a_classes_mro_through_parsed_files_is_kept_for_the_runs_later_planning_
     assert [r.key for r in again] == [r.key for r in chain] == [("/p/b.py", "b.Ds"), ("/p/a.py", "a.Base")]
     assert ordered == [] and all(x is y for x, y in zip(again, chain))
     assert second.find_method(again[0], "__getitem__").key == ("/p/a.py", "a.Base.__getitem__")
+
+
+def test_a_resolution_cut_by_the_nesting_limit_is_not_kept_for_later_models():
+    # fifteen modules re-exporting one class, each from the next: from the first, the chain is
+    # longer than the resolver follows (nothing), from the third it is not; the third's answer
+    # met the limit when the first was asked, and a later model asks it again
+    sources = {f"m{i}": f"from m{i + 1} import X\n".encode() for i in range(14)}
+    files, layout = _modules(**sources, m14=b"class X:\n    pass\n")
+    carry: dict = {}
+    first = ProgramModel(files, Settings(), layout, carry)
+    assert first.resolve("m0.X", "/p") is None and first.resolve("m2.X", "/p") is None
+    second = ProgramModel(files, Settings(), layout, carry)
+    assert second.resolve("m2.X", "/p").key == ("/p/m14.py", "m14.X")
+    assert ProgramModel(files, Settings(), layout).resolve("m2.X", "/p").key == ("/p/m14.py", "m14.X")

@@ -81,7 +81,8 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         self.planning = False
         self._quiet = 0
         self._deps: list[set[str]] = []  # one collector per memoized computation in progress
-        self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str]]] = {}
+        # (name, root) -> (what it resolves to, the unparsed files it met, whether it met a cycle)
+        self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str], bool]] = {}
         self._resolve_budget = MAX_RESOLVE_STEPS
         # the resolutions and MROs in progress, each with whether it met a cycle (``_unsettled``),
         # and the answers final for the run that planning's models hand on (``resolve``, ``mro``)

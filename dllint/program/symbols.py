@@ -79,7 +79,10 @@ class Symbols:
 
         Memoized per (name, root): star-import and re-export chains are followed once each, and a
         cycle resolves to nothing."""
-        if qualname is None or _depth > 12:
+        if qualname is None:
+            return None
+        if _depth > 12:
+            self._unsettled()  # (what is in progress resolves differently asked from higher up)
             return None
         key = (qualname, root)
         memo = self._resolve_memo
@@ -328,9 +331,10 @@ class Symbols:
         return list(found[0])
 
     def _unsettled(self) -> None:
-        """The answers in progress met a resolution in progress (a cycle of re-exports), or an
-        answer that did: what they find depends on which was asked first, and they are not kept
-        for the run's later planning models (``resolve``, ``mro``)."""
+        """The answers in progress met a resolution in progress (a cycle of re-exports), the
+        limit of nested resolutions, or an answer that did: what they find depends on which was
+        asked first, and they are not kept for the run's later planning models (``resolve``,
+        ``mro``)."""
         for cell in self._open_answers:
             cell[0] = True
 
