@@ -161,3 +161,18 @@ def test_order_check_asks_each_datasets_attributes_in_both_orders(tmp_path, caps
     out = capsys.readouterr().out
     assert "poses: 5 attributes, 0 depend on the order" in out
     assert out.strip().endswith("total: 5 attributes, 0 depend on the order")
+
+
+def test_facts_cost_measures_the_prefilter_and_the_facts_of_the_files_it_selects(project, capsys):
+    tool = _tool("facts_cost")
+    (project / "notes.py").write_text('"""Mentions a Dataset in prose only."""\nX = 1\n')
+    found = tool.measure(str(project))
+    names = {os.path.basename(path) for _spent, _size, path in found["costs"]}
+    # (notes.py names a Dataset only in a docstring, the package's __init__.py not at all)
+    assert names == {"train.py", "data.py"} and found["selected"] == 3 and found["files"] == 5
+    assert found["undecided"] >= 1
+    assert found["facts"] > 0 and found["bytes"] == sum(size for _spent, size, _path in found["costs"])
+    assert [c[0] for c in found["costs"]] == sorted((c[0] for c in found["costs"]), reverse=True)
+    assert tool.main([str(project), "--jobs", "2", "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"{found['selected']} selected by the pre-filter" in out and "the scan on 2 processes: at least" in out
