@@ -205,7 +205,24 @@ class FactStore:
                 return {f.path: f for f in results}
         return {job[0]: _extract_job(job) for job in jobs}
 
-    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, writer=None) -> dict[str, tuple] | None:
+    def _map_meanwhile(self, fn, jobs: list, meanwhile) -> list | None:
+        """``_map`` with chunks of one, calling ``meanwhile`` (when given) once the jobs are
+        handed to the workers and before their results are collected; None (``meanwhile`` not
+        called) when there is no pool here."""
+        if meanwhile is None:
+            return self._map(fn, jobs, 1)
+        pending = self._in_pool(lambda pool: pool.map(fn, jobs, chunksize=1))
+        if pending is None:
+            return None
+        meanwhile()
+        try:
+            return list(pending)
+        except (OSError, RuntimeError):  # (the pool broke under the jobs: done serially by the caller)
+            self._broken = True
+            self.close()
+            return None
+
+    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, writer=None, meanwhile=None) -> dict[str, tuple] | None:
         """path -> (content hash, verdict, facts), the files read by worker processes;
         None: no pool. ``extract_as`` (path -> (module, root, is_package), the shadowed
         library names, path -> size in bytes): the files the triggers accept are analysed in the same pass, largest
@@ -234,7 +251,7 @@ class FactStore:
                 rows, held = [], 0
         if rows:
             chunks.append((rows, triggers, shadowed, self.loader_classes, writer))
-        results = self._map(_scan_extract_job, chunks, 1)
+        results = self._map_meanwhile(_scan_extract_job, chunks, meanwhile)
         if results is None:
             return None
         return {path: (digest, verdict, facts) for chunk in results for path, digest, verdict, facts in chunk}
@@ -421,12 +438,18 @@ class Engine:
                 cache.store_result(result_key, found)
                 cache.save()
                 return self._reused(found, data, target_set)
-        notebooks = self._read_notebooks(data, read_errors)
-        if any(p.endswith(".ipynb") for p in read_errors):
-            # a notebook that cannot be read is not a module of the layout (the cutoff above
-            # only serves runs whose every notebook was read: its record needs a run without errors)
-            layout = Layout(self.root, {*data, *entries}, self.bounded)
-            names = _Names(layout, names.shadowed)
+        notebooks: dict | None = None
+
+        def read_notebooks() -> None:
+            """The notebooks' code cells (``data`` updated in place), before any file is analysed:
+            a cold run reads them while the worker processes scan the other files."""
+            nonlocal notebooks, layout, names
+            notebooks = self._read_notebooks(data, read_errors)
+            if any(p.endswith(".ipynb") for p in read_errors):
+                # a notebook that cannot be read is not a module of the layout (the cutoff above
+                # only serves runs whose every notebook was read: its record needs a run without errors)
+                layout = Layout(self.root, {*data, *entries}, self.bounded)
+                names = _Names(layout, names.shadowed)
 
         def items(selected):
             return [(p, names[p].module, names[p].root, names[p].is_package, data[p], names.shadowed) for p in sorted(selected)]
@@ -462,15 +485,30 @@ class Engine:
                 planned = self.plans.get(plan_key, ())
             again = {p for p in planned if (p in data or p in entries) and not _is_stub(p, explicit)}
             if seeded:
+                read_notebooks()
                 wanted = {p for p in target_set if (p in data or p in entries) and (p in explicit or not _is_stub(p, explicit))}
                 focus = frozenset(wanted)
             elif not self.prefilter:
+                read_notebooks()
                 for path in list(entries):
                     self._read_into(path, data, entries, read_errors)
                 wanted = {p for p in data if not _is_stub(p, explicit)}
             else:
-                scanned = self._prescan(data, entries, overlay, explicit, names)
                 key = self.triggers.key
+                asked: dict[str, bool] = {}
+
+                def meanwhile() -> None:
+                    # (the parent's own work on the notebooks, while the workers scan the files:
+                    # it used to come before and after the scan, the workers idle)
+                    read_notebooks()
+                    for path in [p for p in data if p.endswith(".ipynb") and p not in explicit and p not in again and not _is_stub(p, explicit)]:
+                        asked[path] = self._matches(path, self.triggers, key, data, entries, read_errors)
+
+                scanned = self._prescan(data, entries, overlay, explicit, names, meanwhile)
+                if notebooks is None:  # (no worker processes: nothing to wait for)
+                    read_notebooks()
+                else:
+                    scanned.update(asked)
                 wanted = {
                     p
                     for p in {*data, *entries}
@@ -481,7 +519,7 @@ class Engine:
                         and (scanned[p] if p in scanned else self._matches(p, self.triggers, key, data, entries, read_errors))
                     )
                 }
-            wanted |= again
+            wanted |= {p for p in again if p in data or p in entries}  # (not a notebook that could not be read)
             facts = compute(wanted)
             seen_names: dict = {}
             carry: dict = {}  # what each planning model hands on to the next (ProgramModel)
@@ -745,11 +783,12 @@ class Engine:
         data[path] = blob
         return blob
 
-    def _prescan(self, data, entries, overlay, explicit, names=None) -> dict[str, bool]:
+    def _prescan(self, data, entries, overlay, explicit, names=None, meanwhile=None) -> dict[str, bool]:
         """The trigger verdicts of many files just read (a cold run), computed in worker processes
         that read the files again: each verdict is kept only if they read the same bytes. With
         ``names`` (the module names), the accepted files' facts are computed in the same pass and
-        kept for ``_prefetched`` (the first round of facts asks for most of them)."""
+        kept for ``_prefetched`` (the first round of facts asks for most of them). ``meanwhile``:
+        work of this process done while the workers scan (not done when there are none)."""
         pending = [
             p
             for p in data
@@ -765,7 +804,7 @@ class Engine:
                 {p: len(data[p]) for p in pending},
             )
         writer = self._writer()
-        found = self.store.scan(pending, self.triggers, extract_as, writer)
+        found = self.store.scan(pending, self.triggers, extract_as, writer, meanwhile)
         if not found:
             return {}
         out = {}

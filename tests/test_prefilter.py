@@ -612,6 +612,44 @@ def test_cold_scan_in_worker_processes_decides_like_the_main_process(tmp_path):
     assert _findings(pooled) == _findings(serial) == _findings(everything) == ["nb.ipynb:2:DL302", "share.py:2:DL302"]
 
 
+def test_a_cold_run_reads_the_notebooks_while_the_workers_scan_the_other_files(tmp_path, monkeypatch):
+    """The notebooks' code cells are read, and their trigger words tested, in the main process
+    while the worker processes scan the other files (it used to be before the scan and after
+    it, the workers idle); a notebook that cannot be read is reported as before. The same
+    findings as a run without worker processes and as one parsing every file."""
+    import json
+
+    from dllint.engine import SCAN_PARALLEL_THRESHOLD, Engine, FactStore
+
+    events: list[str] = []
+    real_map, real_read = FactStore._map_meanwhile, Engine._read_notebooks
+
+    def map_meanwhile(self, fn, jobs, meanwhile):
+        events.append("scan")
+        try:
+            return real_map(self, fn, jobs, meanwhile)
+        finally:
+            events.append("scanned")
+
+    def read_notebooks(data, read_errors):
+        events.append("notebooks")
+        return real_read(data, read_errors)
+
+    monkeypatch.setattr(FactStore, "_map_meanwhile", map_meanwhile)
+    monkeypatch.setattr(Engine, "_read_notebooks", staticmethod(read_notebooks))
+    files = {f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(SCAN_PARALLEL_THRESHOLD)}
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": ["import torch.multiprocessing as mp\n", 'mp.set_sharing_strategy("file_system")\n']}
+    files["nb.ipynb"] = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    files["broken.ipynb"] = '{"cells": ['
+    _write(tmp_path, files)
+    pooled = _analyse(tmp_path, jobs=2)
+    assert events == ["scan", "notebooks", "scanned"]
+    assert {Path(p).name for p in pooled.project.files} == {"nb.ipynb"}
+    found = ["broken.ipynb:1:DL000", "nb.ipynb:2:DL302"]
+    assert _findings(pooled) == _findings(_analyse(tmp_path, jobs=1)) == _findings(_analyse(tmp_path, prefilter=False)) == found
+
+
 def _fixture_sources():
     root = Path(__file__).parent.parent / "fixtures"
     return sorted(p for p in root.rglob("*.py") if "expected" not in p.name)
