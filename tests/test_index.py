@@ -1552,3 +1552,26 @@ def test_a_resolution_cut_by_the_nesting_limit_is_not_kept_for_later_models():
     second = ProgramModel(files, Settings(), layout, carry)
     assert second.resolve("m2.X", "/p").key == ("/p/m14.py", "m14.X")
     assert ProgramModel(files, Settings(), layout).resolve("m2.X", "/p").key == ("/p/m14.py", "m14.X")
+
+
+def test_a_call_site_asked_while_the_call_index_is_built_is_none_not_a_second_build(monkeypatch):
+    # a question of the index's build that reaches for call sites (none should: each path found
+    # is closed, ``_called_classes(returns=False)``) is answered as no call site, rather than
+    # building the index again inside itself until the stack runs out
+    from dllint.program.values import Values
+
+    files, layout = _modules(a=b"def f(x):\n    return x\n\ndef g():\n    return f(1)\n")
+    model = ProgramModel(files, Settings(), layout)
+    fn = model.resolve("a.f", "/p")
+    inner: list = []
+    real = Values._flow_part
+
+    def part(self, facts, function, flow):
+        inner.append(self.call_sites(fn))
+        return real(self, facts, function, flow)
+
+    monkeypatch.setattr(Values, "_flow_part", part)
+    sites = model.call_sites(fn)
+    assert inner and all(found == [] for found in inner)
+    assert [row for _env, _args, _kwargs, row, _skip in sites] == [5]
+

@@ -650,6 +650,42 @@ def test_a_cold_run_reads_the_notebooks_while_the_workers_scan_the_other_files(t
     assert _findings(pooled) == _findings(_analyse(tmp_path, jobs=1)) == _findings(_analyse(tmp_path, prefilter=False)) == found
 
 
+RUNNER_PROJECT = {
+    # ``self.handler(i)``: the call index asks which classes ``self.handler`` holds; its write is
+    # an element of what a parameter's method returns, which only call sites could tell
+    "runner.py": (
+        "from torch.utils.data import DataLoader, Dataset\n\n\nclass Runner(Dataset):\n"
+        "    def __init__(self, source):\n        for h in source.parts():\n            self.handler = h\n\n"
+        "    def __getitem__(self, i):\n        return self.handler(i)\n\n    def __len__(self):\n        return 3\n\n\n"
+        "def main():\n    return DataLoader(Runner(object()), num_workers=2)\n"
+    ),
+}
+
+
+def test_building_the_call_index_asks_for_no_call_site(tmp_path, monkeypatch):
+    """What a call of a stored object may construct, asked while the call index is built
+    (``held_classes``), follows only what the code names (``_called_classes(returns=False)``),
+    also through the elements of a loop over a method's result: that result's receiver is a
+    parameter, and its classes are what the call sites pass. Asking for them built the index
+    again inside itself, until the stack ran out (the torch package tree: a RecursionError)."""
+    from dllint.program.values import Values
+
+    during: list = []
+    real = Values.call_sites
+
+    def call_sites(self, fnref):
+        if self.__dict__.get("_indexing"):
+            during.append(fnref.key)  # (answered as none: ``call_sites``)
+        return real(self, fnref)
+
+    monkeypatch.setattr(Values, "call_sites", call_sites)
+    _write(tmp_path, RUNNER_PROJECT)
+    found = _findings(_analyse(tmp_path))
+    assert during == []
+    assert found == ["runner.py:17:DL307"]
+    assert found == _findings(_analyse(tmp_path, prefilter=False))
+
+
 def _fixture_sources():
     root = Path(__file__).parent.parent / "fixtures"
     return sorted(p for p in root.rglob("*.py") if "expected" not in p.name)

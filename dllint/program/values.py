@@ -593,14 +593,18 @@ class Values:
                     item = elts[i]
                     self._classes_into(("e", item, ir[2][1:]) if len(ir[2]) > 1 else item, part_env, depth + 1, out, seen)
 
-    def _tuple_items(self, ir, env, depth, seen) -> list:
-        """[(element IRs, env)] of the tuple displays an expression may be (``a, b = f()``)."""
+    def _tuple_items(self, ir, env, depth, seen, returns: bool = True) -> list:
+        """[(element IRs, env)] of the tuple displays an expression may be (``a, b = f()``).
+        ``returns=False``: only the displays the expression names, itself or through locals (no
+        function's or method's result: ``_called_classes`` for the call index)."""
         if not isinstance(ir, tuple) or not ir or depth > 6:
             return []
         if ir[0] == "L" and ir[1] in ("tuple", "list"):
             return [(ir[2], env)]
         if ir[0] in ("n", "nk") and env.flow is not None:
-            return [p for value in env.flow.locals.get(ir[1], ()) for p in self._tuple_items(value, env, depth + 1, seen)]
+            return [p for value in env.flow.locals.get(ir[1], ()) for p in self._tuple_items(value, env, depth + 1, seen, returns)]
+        if not returns:
+            return []
         if ir[0] == "c" and ir[1][:1] == ("g",):
             with self.quietly():
                 callee = self.resolve(ir[1][1], env.facts.root)
@@ -715,7 +719,7 @@ class Values:
                 self._classes_into(ret, ret_env, depth + 1, out, seen)
         elif tag == "e" and not func[2]:
             # ``for cls in [Reuters52, Multi30k]: cls(root)``: each class the list holds
-            for elts, part_env in self._tuple_items(func[1], env, depth, seen):
+            for elts, part_env in self._tuple_items(func[1], env, depth, seen, returns):
                 for elt in elts:
                     self._called_classes(elt, part_env, depth + 1, out, seen, returns)
         elif tag == "p" and env.fn is not None and env.self_cls is not None and _class_param(env.fn.fn, func[1]):
@@ -985,7 +989,17 @@ class Values:
         ``super().m()`` calls."""
         index = self.__dict__.get("_call_index")
         if index is None:
-            index = self.__dict__["_call_index"] = self._build_call_index()
+            if self.__dict__.get("_indexing"):
+                # asked while the index is built (what a question of the build reaches asks for
+                # call sites, a path the build's questions should not take): none, rather than
+                # building the index again inside itself until the stack runs out (the torch
+                # tree's cold run ended so)
+                return []
+            self._indexing = True
+            try:
+                index = self.__dict__["_call_index"] = self._build_call_index()
+            finally:
+                self._indexing = False
         unresolved = self.__dict__.get("_call_unresolved")
         if unresolved:
             # the calls whose name met unparsed files: only those named as this function may be
