@@ -272,6 +272,18 @@ def test_console_script_runs_as_subprocess(project):
     assert proc.returncode == 0 and "dllint" in proc.stdout
 
 
+def test_python_m_dllint_in_a_project_with_modules_named_as_the_standard_librarys(project):
+    """``python -m dllint`` from a project's root puts that folder first on ``sys.path``: its own
+    ``logging.py`` and ``signal/`` (pytest's, scipy's) were imported in place of the standard
+    library's, and the run ended in an internal error. They are the project's files, read."""
+    (project / "a.py").write_text(BAD)
+    (project / "logging.py").write_text("raise SystemExit('the project module was imported')\n")
+    (project / "signal").mkdir()
+    (project / "signal" / "__init__.py").write_text("raise SystemExit('the project package was imported')\n")
+    proc = subprocess.run([sys.executable, "-m", "dllint", "check", "--no-cache", "."], capture_output=True, text=True, cwd=project)
+    assert proc.returncode == 1 and "DL302" in proc.stdout and "imported" not in proc.stdout + proc.stderr
+
+
 def test_no_color_when_not_a_terminal(project):
     (project / "a.py").write_text(BAD)
     code, out = run("a.py")
