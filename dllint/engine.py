@@ -233,7 +233,7 @@ class FactStore:
         if extract_as is None:
             size = max(32, len(paths) // (self.jobs * 8))
             chunks = [(paths[i : i + size], triggers) for i in range(0, len(paths), size)]
-            results = self._map(scan_job, chunks, 1)
+            results = self._map_meanwhile(scan_job, chunks, meanwhile)
             if results is None:
                 return None
             return {path: (digest, verdict, None) for chunk in results for path, digest, verdict in chunk}
