@@ -158,9 +158,13 @@ class FactStore:
                 self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=init_worker, initargs=(os.getpid(),))
             return work(self._pool)
         except (OSError, RuntimeError):  # no process pool here: do it serially
-            self._broken = True
-            self.close()
+            self._give_up()
             return None
+
+    def _give_up(self) -> None:
+        """The pool cannot be used (none here, or it broke): the rest of the run is serial."""
+        self._broken = True
+        self.close()
 
     def close(self) -> None:
         """End the pool, once its workers have exited (and so stored what they computed)."""
@@ -218,8 +222,7 @@ class FactStore:
         try:
             return list(pending)
         except (OSError, RuntimeError):  # (the pool broke under the jobs: done serially by the caller)
-            self._broken = True
-            self.close()
+            self._give_up()
             return None
 
     def scan(self, paths: list[str], triggers: Triggers, extract_as=None, writer=None, meanwhile=None) -> dict[str, tuple] | None:

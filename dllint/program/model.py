@@ -84,11 +84,11 @@ class ProgramModel(Symbols, Loaders, Starts, Workers, SampleUses, Hazards, Value
         # (name, root) -> (what it resolves to, the unparsed files it met, whether it met a cycle)
         self._resolve_memo: dict[tuple[str, str | None], tuple[object, frozenset[str], bool]] = {}
         self._resolve_budget = MAX_RESOLVE_STEPS
-        # the resolutions and MROs in progress, each with whether it met a cycle (``_unsettled``),
-        # and the answers final for the run that planning's models hand on (``resolve``, ``mro``)
-        self._open_answers: list[list[bool]] = []
-        self._final_resolutions: dict | None = None
-        self._final_mros: dict | None = None
+        # the resolutions and MROs in progress (``_Settling``: whether each met a cycle), and the
+        # answers final for the run that planning's models hand on (``resolve``, ``mro``)
+        self._open_answers: list = []
+        self._final_resolutions: dict = self.carried_store("resolve", on_layout=True)
+        self._final_mros: dict = self.carried_store("mro", on_layout=True)
         self._dataset_memo: dict[tuple[str, str], bool] = {}
         self._loader_class_memo: dict[tuple[str, str], bool] = {}
         # the value evaluator's state (dllint/program/values.py): its memo, the values being

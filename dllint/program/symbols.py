@@ -61,6 +61,11 @@ class Symbols:
         """Collects the unparsed files met by the computation inside (for its memo entry)."""
         return _Tracking(self)
 
+    def _settling(self) -> _Settling:
+        """Collects the unparsed files met by the resolution or MRO inside, and whether it met
+        one in progress (``_unsettled``): what decides whether it is kept for the run."""
+        return _Settling(self)
+
     def _apart(self) -> _Apart:
         """The computation inside meets unparsed files for itself only (``_Apart``)."""
         return _Apart(self)
@@ -98,8 +103,6 @@ class Symbols:
                     self.chains.add(("resolve", qualname, root))
             return found[0]
         final = self._final_resolutions
-        if final is None:
-            final = self._final_resolutions = self.carried_store("resolve", on_layout=True) if self.layout.bounded else {}
         found = final.get(key, _NOT_KEPT)
         if found is not _NOT_KEPT:  # an earlier planning model's answer, final for the run
             memo[key] = (found, frozenset(), False)
@@ -110,18 +113,14 @@ class Symbols:
         if self._resolve_budget < 0:
             return None  # star-import webs: give up (not memoized: a later, cheaper path may work)
         memo[key] = _RESOLVING
-        cell = [False]
-        self._open_answers.append(cell)
-        try:
-            with self._tracking() as deps:
-                result = self._resolve(qualname, root, _depth)
-        finally:
-            self._open_answers.pop()
+        with self._settling() as answer:
+            result = self._resolve(qualname, root, _depth)
+        deps = answer.deps
         if result is None and self._resolve_budget < 0:
             del memo[key]
         else:
-            memo[key] = (result, frozenset(deps), cell[0])
-            if not deps and not cell[0] and self.layout.bounded:
+            memo[key] = (result, frozenset(deps), answer.unsettled)
+            if answer.final:
                 # it met no unparsed file and no resolution in progress: parsing more files
                 # cannot change it, and the run's later planning models (same layout, more
                 # files) take it as it is (the files' facts objects are the same in each:
@@ -305,23 +304,15 @@ class Symbols:
         key = ref.key
         found = memo.get(key)
         if found is None:
-            final = self._final_mros
-            if final is None:
-                final = self._final_mros = self.carried_store("mro", on_layout=True) if self.layout.bounded else {}
-            chain = final.get(key)
+            chain = self._final_mros.get(key)
             if chain is not None:  # an earlier planning model's answer, final for the run
                 found = memo[key] = (chain, frozenset(), False)
             else:
-                cell = [False]
-                self._open_answers.append(cell)
-                try:
-                    with self._tracking() as deps:
-                        chain = self._mro(ref)
-                finally:
-                    self._open_answers.pop()
-                found = memo[key] = (chain, frozenset(deps), cell[0])
-                if not deps and not cell[0] and self.layout.bounded:
-                    final[key] = chain  # (its bases' resolutions are final: ``resolve``)
+                with self._settling() as answer:
+                    chain = self._mro(ref)
+                found = memo[key] = (chain, frozenset(answer.deps), answer.unsettled)
+                if answer.final:
+                    self._final_mros[key] = chain  # (its bases' resolutions are final: ``resolve``)
         else:
             self._missed(found[1])
             if found[2]:
@@ -335,8 +326,8 @@ class Symbols:
         limit of nested resolutions, or an answer that did: what they find depends on which was
         asked first, and they are not kept for the run's later planning models (``resolve``,
         ``mro``)."""
-        for cell in self._open_answers:
-            cell[0] = True
+        for answer in self._open_answers:
+            answer.unsettled = True
 
     def hierarchy_methods(self, ref: ClassRef) -> list[FuncRef]:
         """The methods of the class and of its project ancestors (in ``mro`` order) whose flow
@@ -482,6 +473,28 @@ class _Tracking:
         deps = self.deps
         for outer in stack:
             outer.update(deps)
+
+
+class _Settling(_Tracking):
+    """``_Tracking``, and whether the answer met a resolution in progress or the limit of nested
+    ones (``Symbols._unsettled``). ``final``: it met neither, nor an unparsed file, and the
+    layout bounds the project (its files are known): the run's later planning models take it."""
+
+    __slots__ = ("unsettled",)
+
+    def __enter__(self) -> _Settling:
+        self.unsettled = False
+        super().__enter__()
+        self.model._open_answers.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.model._open_answers.pop()
+        super().__exit__(*exc)
+
+    @property
+    def final(self) -> bool:
+        return not self.deps and not self.unsettled and self.model.layout.bounded
 
 
 class _Apart:
