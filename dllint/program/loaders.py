@@ -695,26 +695,30 @@ class Loaders:
         if loaded is None:
             loaded = self.__dict__["_loaded_memo"] = self.carried_store("loaded", on_layout=True)
         root = facts.root
+        project_top = self.layout.may_be_project_top
         for m in (*facts.imported_modules, *([own] if own else [])):
             found = loaded.get((m, root))
             if found is None:
-                found = loaded[(m, root)] = self._loaded(m, root)
+                if not project_top(m.partition(".")[0]):  # (a library: most imports of an ML project)
+                    loaded[(m, root)] = ()
+                    continue
+                found = self._loaded(m, root, loaded)
             paths.update(found)
         paths.discard(facts.path)
         return frozenset(paths)
 
-    def _loaded(self, module: str, root: str) -> tuple[str, ...]:
+    def _loaded(self, module: str, root: str, loaded: dict) -> tuple[str, ...]:
         """The project files ``import module`` loads from ``root``: the module and its parent
-        packages (``layout.find`` of each prefix)."""
-        parts = module.split(".")
-        if not self.layout.may_be_project_top(parts[0]):  # (a library: most imports of an ML project)
-            return ()
-        out = []
-        for i in range(1, len(parts) + 1):
-            path = self.layout.find(".".join(parts[:i]), root)
-            if path:
-                out.append(path)
-        return tuple(out)
+        packages (``layout.find`` of each prefix), from its parent's (``loaded``: (module, root)
+        -> the answer; a file's ``from pkg.sub import a, b, c`` names pkg.sub.a, .b and .c, whose
+        prefixes are found once)."""
+        found = loaded.get((module, root))
+        if found is None:
+            parent = module.rpartition(".")[0]
+            head = self._loaded(parent, root, loaded) if parent else ()
+            path = self.layout.find(module, root)
+            found = loaded[(module, root)] = (*head, path) if path else head
+        return found
 
     @cached_property
     def _reverse_imports(self) -> dict[str, list[FileFacts]]:
