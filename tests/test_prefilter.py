@@ -841,3 +841,34 @@ if __name__ == "__main__":
     assert module_imports(b"if ('__main__' == __name__):\n    run()\n")[1] is True
     docs = module_imports(b'"""Usage:\n\n    from tools import run\n"""\n')
     assert docs == (((0, "tools", ("run",)),), False)
+
+
+def test_a_named_files_run_asks_each_files_trigger_words_once(tmp_path, monkeypatch):
+    """Planning from a named file asks whether unparsed files hold trigger words in several
+    rounds and places (the files naming a base, the files naming a subclass); the answer, a
+    compile of the file (``code_words``), is kept for the run (``Engine._matches``): without a
+    cache, each file's bytes are tested once. The findings are the whole run's."""
+    from collections import Counter
+
+    from dllint.commands.check import enabled_codes, load_configuration
+    from dllint.config import Overrides
+    from dllint.engine import Engine
+
+    (tmp_path / "core").mkdir()
+    (tmp_path / "tasks").mkdir()
+    _write(tmp_path, {**TEACHERS, "train.py": TRAIN.format(module="c", cls="DTeacher")})
+    tested: Counter = Counter()
+    real = Triggers.__call__
+
+    def counting(self, data):
+        tested[data] += 1
+        return real(self, data)
+
+    monkeypatch.setattr(Triggers, "__call__", counting)
+    target = str(tmp_path / "tasks" / "mine.py")
+    settings, root = load_configuration([target], None, Overrides(select=["ALL"]))
+    named = Engine(settings, root, jobs=1).analyse([target], enabled_codes(settings), explicit={target})
+    assert _findings(named) == ["mine.py:9:DL101"]
+    tested.pop(b"", None)  # (the two empty ``__init__.py`` files: the same bytes)
+    assert len(tested) >= 4  # (the files naming the base or a subclass)
+    assert max(tested.values()) == 1
