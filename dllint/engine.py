@@ -81,15 +81,17 @@ def _extract_store_job(args):
 
 
 @worker_job
-def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None]]:
-    """(path, content hash, verdict, facts) for each file of a chunk, read here (a worker
-    process; unreadable: skipped); facts are None when the triggers reject the file. With a
+def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None, tuple | None]]:
+    """(path, content hash, verdict, facts, imports) for each file of a chunk, read here (a worker
+    process; unreadable: skipped); facts are None when the triggers reject the file, and imports
+    then what it imports (``module_imports``) when ``imports`` is set (a project setting a start
+    method: the engine's ``_unparsed_imports`` asks it of every file not parsed). With a
     ``writer`` (``cache.FactWriter``), the facts are also stored in the cache once the worker is
     idle (``workers.store_when_idle``). A file whose bytes hold a
     trigger word is parsed once: its code words are read from the nodes of its ``FileContext``
     (``node_words``), and the same context gives its facts (a cold run used to compile each such
     file for its code words, then parse it again for its facts)."""
-    chunk, triggers, shadowed, loader_classes, writer = args
+    chunk, triggers, shadowed, loader_classes, writer, imports = args
     rules = all_rules()
     out = []
     for path, module, root, is_package in chunk:
@@ -114,16 +116,16 @@ def _scan_extract_job(args) -> list[tuple[str, bytes, bool, FileFacts | None]]:
                     return triggers.in_words(node_words(ctx)) or triggers(data)
 
         if verdict is False:
-            out.append((path, digest, False, None))
+            out.append((path, digest, False, None, module_imports(data) if imports else None))
             continue
         facts = extract(path, module, root, is_package, data, rules, loader_classes, shadowed, parsed, accept)
         if facts is None or (accept is not None and facts.error is not None and not triggers(data)):
             # (a context that could not be built: the verdict as the compiler reads the file)
-            out.append((path, digest, False, None))
+            out.append((path, digest, False, None, module_imports(data) if imports else None))
             continue
         if writer is not None:
             store_when_idle(writer, writer.key(digest, path, module, root, is_package, shadowed), facts, len(data))
-        out.append((path, digest, True, facts))
+        out.append((path, digest, True, facts, None))
     return out
 
 
@@ -225,12 +227,14 @@ class FactStore:
             self._give_up()
             return None
 
-    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, writer=None, meanwhile=None) -> dict[str, tuple] | None:
-        """path -> (content hash, verdict, facts), the files read by worker processes;
+    def scan(self, paths: list[str], triggers: Triggers, extract_as=None, writer=None, meanwhile=None, imports=False) -> dict[str, tuple] | None:
+        """path -> (content hash, verdict, facts, imports), the files read by worker processes;
         None: no pool. ``extract_as`` (path -> (module, root, is_package), the shadowed
         library names, path -> size in bytes): the files the triggers accept are analysed in the same pass, largest
         first (``paths`` in that order), their facts returned and, with a ``writer``
-        (``cache.FactWriter``), stored in the cache by the workers; without it facts are None."""
+        (``cache.FactWriter``), stored in the cache by the workers; without it facts are None.
+        ``imports`` (with ``extract_as``): what each file the triggers reject imports is read
+        there too (``module_imports``); else imports are None."""
         if len(paths) < SCAN_PARALLEL_THRESHOLD:
             return None
         if extract_as is None:
@@ -239,7 +243,7 @@ class FactStore:
             results = self._map_meanwhile(scan_job, chunks, meanwhile)
             if results is None:
                 return None
-            return {path: (digest, verdict, None) for chunk in results for path, digest, verdict in chunk}
+            return {path: (digest, verdict, None, None) for chunk in results for path, digest, verdict in chunk}
         names, shadowed, sizes = extract_as
         # chunks of about equal bytes (a large training script alone, small files together): a
         # chunk now costs what its files' facts cost, and the largest come first, so that the
@@ -250,14 +254,14 @@ class FactStore:
             rows.append((p, *names[p]))
             held += sizes.get(p, 0)
             if held >= budget or len(rows) >= 64:
-                chunks.append((rows, triggers, shadowed, self.loader_classes, writer))
+                chunks.append((rows, triggers, shadowed, self.loader_classes, writer, imports))
                 rows, held = [], 0
         if rows:
-            chunks.append((rows, triggers, shadowed, self.loader_classes, writer))
+            chunks.append((rows, triggers, shadowed, self.loader_classes, writer, imports))
         results = self._map_meanwhile(_scan_extract_job, chunks, meanwhile)
         if results is None:
             return None
-        return {path: (digest, verdict, facts) for chunk in results for path, digest, verdict, facts in chunk}
+        return {path: (digest, verdict, facts, found) for chunk in results for path, digest, verdict, facts, found in chunk}
 
 
 class Engine:
@@ -347,6 +351,7 @@ class Engine:
         self._verdicts: dict = {}  # (test key, path) -> (the bytes, a byte test's answer) this run (``_matches``)
         self._setter_files: list[str] | None = None  # (``_setters_reaching``)
         self._file_imports: dict[str, tuple] = {}  # path -> what it imports (``_imports_read``)
+        self._scanned_imports: dict[str, tuple] = {}  # the same, read by the scan's workers (``_prescan``)
         notes: list[str] = []  # ``Analysis.notes``
         overlay = overlay or {}
         explicit = explicit or set()
@@ -809,16 +814,21 @@ class Engine:
                 {p: len(data[p]) for p in pending},
             )
         writer = self._writer()
-        found = self.store.scan(pending, self.triggers, extract_as, writer, meanwhile)
+        # a project some file of which sets a start method asks what every file not parsed
+        # imports (``_unparsed_imports``): the workers read it from the bytes they hold
+        imports = any(SETS_START_METHOD(data[p]) for p in pending if p.endswith(".py"))
+        found = self.store.scan(pending, self.triggers, extract_as, writer, meanwhile, imports)
         if not found:
             return {}
         out = {}
         stored = extract_as is not None and writer is not None  # by the workers
-        for path, (digest, verdict, facts) in found.items():
+        for path, (digest, verdict, facts, imported) in found.items():
             entry = entries.get(path)
             if (entry[2] if entry is not None else content_hash(data[path])) != digest:
                 continue  # changed in between: decided from the bytes read here
             out[path] = verdict
+            if imported is not None:
+                self._scanned_imports[path] = imported
             self._note(self.triggers.key, self.triggers.question, path, verdict)
             if facts is not None:  # (computed from the bytes held here: compared just above)
                 self._prefetched[path] = ((*extract_as[0][path], extract_as[1]), facts, stored)
@@ -1090,6 +1100,8 @@ class Engine:
                 continue
             entry = entries.get(path)
             found = known.get(entry[2].hex()) if entry is not None and path not in data else None
+            if found is None:
+                found = self._scanned_imports.get(path)  # (of the bytes held here: ``_prescan``)
             if found is None:
                 blob = self._read_into(path, data, entries, read_errors)
                 if blob is None:

@@ -118,9 +118,10 @@ class CachedFacts:
             self.cache.clear()
         return out
 
-    def scan(self, paths, triggers, extract_as=None, writer=None, meanwhile=None):
+    def scan(self, paths, triggers, extract_as=None, writer=None, meanwhile=None, imports=False):
         """Verdicts only: facts the scan computed would pass by this cache (each run of the
-        session would analyse every accepted file again); ``compute`` serves them."""
+        session would analyse every accepted file again); ``compute`` serves them. (No imports
+        either: the engine reads them itself.)"""
         return self.store.scan(paths, triggers, meanwhile=meanwhile)
 
     def close(self) -> None:

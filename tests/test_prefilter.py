@@ -739,7 +739,7 @@ def test_the_scan_computes_the_facts_a_plain_extraction_computes(tmp_path):
     """A cold run's scan analyses the files its triggers accept in the same pass
     (``_scan_extract_job``): the same facts as ``extract`` of the file, the same cache file (which
     the worker writes itself, once idle), and no facts and no cache file for a file the triggers
-    reject (a local annotation alone names the DataLoader)."""
+    reject (a local annotation alone names the DataLoader), but what it imports when asked."""
     from dllint import serial
     from dllint.cache import FactWriter
     from dllint.config import Settings
@@ -760,17 +760,18 @@ def test_the_scan_computes_the_facts_a_plain_extraction_computes(tmp_path):
     triggers = Engine(Settings(), str(tmp_path)).triggers
     loader_classes = frozenset({"torch.utils.data.DataLoader"})
     writer = FactWriter(str(tmp_path / "cache"), "print", "settings")
-    out = {r[0]: r for r in _scan_extract_job((rows, triggers, frozenset(), loader_classes, writer))}
+    out = {r[0]: r for r in _scan_extract_job((rows, triggers, frozenset(), loader_classes, writer, True))}
     wait_for_writes()
     accepted = 0
     for path, module, root, is_package in rows:
-        _, digest, verdict, facts = out[path]
+        _, digest, verdict, facts, imports = out[path]
         data = Path(path).read_bytes()
         stored = tmp_path / "cache" / "facts" / (key := writer.key(digest, path, module, root, is_package))[:2] / key
         assert verdict == triggers(data), path
-        if not verdict:
-            assert facts is None and not stored.exists()
+        if not verdict:  # (what it imports, read from its bytes: the engine's ``_unparsed_imports``)
+            assert facts is None and not stored.exists() and imports == module_imports(data)
             continue
+        assert imports is None
         accepted += 1
         plain = extract(path, module, root, is_package, data, all_rules(), loader_classes, frozenset())
         assert serial.dumps(facts) == serial.dumps(plain) == stored.read_bytes(), path
@@ -872,3 +873,37 @@ def test_a_named_files_run_asks_each_files_trigger_words_once(tmp_path, monkeypa
     tested.pop(b"", None)  # (the two empty ``__init__.py`` files: the same bytes)
     assert len(tested) >= 4  # (the files naming the base or a subclass)
     assert max(tested.values()) == 1
+
+
+def test_a_cold_scan_reads_what_the_files_it_rejects_import_when_a_start_method_is_set(tmp_path, monkeypatch):
+    """In a project where some file sets a start method, what each file not parsed imports is
+    asked (``Engine._unparsed_imports``: which entry scripts reach a loader's module). A cold
+    run's scan workers read it from the bytes they hold (``module_imports``), so the main process
+    reads none of them again; the answers and the findings are a serial run's."""
+    import dllint.engine as engine_module
+    from dllint.engine import SCAN_PARALLEL_THRESHOLD
+
+    files = {f"m{i}.py": f"import m{i - 1}\n\n\ndef f{i}():\n    return {i}\n" for i in range(1, SCAN_PARALLEL_THRESHOLD)}
+    files["m0.py"] = "from loaders import make\n"
+    files["loaders.py"] = (
+        "from torch.utils.data import DataLoader\n\n\ndef make(ds):\n"
+        "    return DataLoader(ds, num_workers=2)\n"
+    )
+    files["train.py"] = "import multiprocessing as mp\n\nimport m9\n\nmp.set_start_method('fork')\nm9.f9()\n"
+    _write(tmp_path, files)
+    read_here: list[bytes] = []
+    real = engine_module.module_imports
+
+    def counting(data):
+        read_here.append(data)  # (in this process: a worker's calls stay in the worker)
+        return real(data)
+
+    monkeypatch.setattr(engine_module, "module_imports", counting)
+    pooled = _analyse(tmp_path, jobs=2)
+    assert read_here == []
+    serial = _analyse(tmp_path, jobs=1)
+    assert len(read_here) >= SCAN_PARALLEL_THRESHOLD - 1  # (no workers: read here)
+    unparsed = pooled.project.index.unparsed_imports
+    assert "m5.py" in {Path(p).name for p in unparsed}
+    assert unparsed == serial.project.index.unparsed_imports
+    assert _findings(pooled) == _findings(serial)
