@@ -297,7 +297,6 @@ class Engine:
             comments.update(rule.comment_triggers)
         self.triggers = Triggers(words, comments)
         self.store = FactStore(frozenset(settings.dataloader_classes), jobs)
-        self._verdicts: dict = {}  # (``_matches``; a run starts with none)
 
     def project_files(self) -> list[str]:
         if not self.bounded:
