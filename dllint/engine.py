@@ -513,7 +513,10 @@ class Engine:
                     for path in [p for p in data if p.endswith(".ipynb") and p not in explicit and p not in again and not _is_stub(p, explicit)]:
                         asked[path] = self._matches(path, self.triggers, key, data, entries, read_errors)
 
-                scanned = self._prescan(data, entries, overlay, explicit, names, meanwhile)
+                scanned = self._prescan(
+                    data, entries, overlay, explicit, names, meanwhile,
+                    lambda: self._sets_start_method(paths, data, entries, read_errors, oversized),
+                )
                 if notebooks is None:  # (no worker processes: nothing to wait for)
                     read_notebooks()
                 else:
@@ -792,12 +795,15 @@ class Engine:
         data[path] = blob
         return blob
 
-    def _prescan(self, data, entries, overlay, explicit, names=None, meanwhile=None) -> dict[str, bool]:
+    def _prescan(self, data, entries, overlay, explicit, names=None, meanwhile=None, imports=None) -> dict[str, bool]:
         """The trigger verdicts of many files just read (a cold run), computed in worker processes
         that read the files again: each verdict is kept only if they read the same bytes. With
         ``names`` (the module names), the accepted files' facts are computed in the same pass and
         kept for ``_prefetched`` (the first round of facts asks for most of them). ``meanwhile``:
-        work of this process done while the workers scan (not done when there are none)."""
+        work of this process done while the workers scan (not done when there are none).
+        ``imports``: whether ``_unparsed_imports`` will ask what every file not parsed imports
+        (asked once the files to scan are chosen: it may read more); then the workers read it of
+        each file the triggers reject."""
         pending = [
             p
             for p in data
@@ -813,10 +819,7 @@ class Engine:
                 {p: len(data[p]) for p in pending},
             )
         writer = self._writer()
-        # a project some file of which sets a start method asks what every file not parsed
-        # imports (``_unparsed_imports``): the workers read it from the bytes they hold
-        imports = any(SETS_START_METHOD(data[p]) for p in pending if p.endswith(".py"))
-        found = self.store.scan(pending, self.triggers, extract_as, writer, meanwhile, imports)
+        found = self.store.scan(pending, self.triggers, extract_as, writer, meanwhile, imports is not None and imports())
         if not found:
             return {}
         out = {}
@@ -1087,9 +1090,9 @@ class Engine:
         ``module_imports``), when some project file sets a start method (else which entry
         scripts reach a module changes no answer: the targets' defaults apply everywhere).
         Recorded for the early cutoff: an edit changing a file's imports means a full run."""
-        modules = [p for p in paths if p.endswith(".py") and p not in oversized]  # (not a notebook: none imports it)
-        if not any(self._matches(p, SETS_START_METHOD, SETS_START_METHOD.key, data, entries, read_errors) for p in modules):
+        if not self._sets_start_method(paths, data, entries, read_errors, oversized):
             return {}
+        modules = [p for p in paths if p.endswith(".py") and p not in oversized]  # (not a notebook: none imports it)
         cache = self.cache
         known = cache.load_imports() if cache is not None else {}  # (by content hash: ``data`` not read)
         table: dict[str, tuple] = {}
@@ -1113,6 +1116,15 @@ class Engine:
         if cache is not None and table.keys() != known.keys():
             cache.store_imports(table)
         return out
+
+    def _sets_start_method(self, paths, data, entries, read_errors, oversized) -> bool:
+        """Whether some project module's bytes name ``set_start_method`` (``_unparsed_imports``
+        then reads what every file not parsed imports; a cold run's scan reads it beforehand)."""
+        return any(
+            self._matches(p, SETS_START_METHOD, SETS_START_METHOD.key, data, entries, read_errors)
+            for p in paths
+            if p.endswith(".py") and p not in oversized  # (not a notebook: none imports it)
+        )
 
     def _imports_read(self, path: str, found: tuple) -> tuple:
         """``found``, what the file at ``path`` imports (``module_imports`` of its bytes, or an
